@@ -1,0 +1,45 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+  name: "Reef",
+  platforms: [.macOS(.v15)],
+  products: [
+    .library(name: "ReefBSON", targets: ["ReefBSON"]),
+    .library(name: "ReefLibBSON", targets: ["ReefLibBSON"]),
+    .library(name: "ReefCLI", targets: ["ReefCLI"]),
+    .executable(name: "reef", targets: ["reef"]),
+  ],
+  dependencies: [
+    .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+    .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
+  ],
+  targets: [
+    .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+    .systemLibrary(name: "CLibBSON", pkgConfig: "libbson-1.0", providers: [.apt(["libbson-dev"])]),
+    .target(name: "ReefBSON", dependencies: ["CZlib"]),
+    .target(name: "ReefLibBSON", dependencies: ["ReefBSON", "CLibBSON"]),
+    .target(
+      name: "ReefCLI",
+      dependencies: ["ReefBSON", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+    ),
+    .executableTarget(name: "reef", dependencies: ["ReefCLI"]),
+    .executableTarget(name: "ReefTour", dependencies: ["ReefBSON"], path: "Examples/Tour"),
+    .target(name: "ReefTestSupport", dependencies: ["ReefBSON"], path: "Tests/ReefTestSupport"),
+    .testTarget(
+      name: "ReefBSONTests",
+      dependencies: [
+        "ReefBSON", "ReefTestSupport",
+        .product(name: "PropertyBased", package: "swift-property-based"),
+      ]
+    ),
+    .testTarget(
+      name: "InteropTests",
+      dependencies: [
+        "ReefBSON", "ReefLibBSON", "ReefTestSupport",
+        .product(name: "PropertyBased", package: "swift-property-based"),
+      ]
+    ),
+    .testTarget(name: "ReefCLITests", dependencies: ["ReefCLI", "ReefBSON", "ReefTestSupport"]),
+  ]
+)

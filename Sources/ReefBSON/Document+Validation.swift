@@ -1,0 +1,342 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// What validation checks and the limits it enforces.
+public struct ValidationOptions: Hashable, Sendable {
+  /// The deepest nesting of embedded documents and arrays allowed below the top-level document.
+  /// MongoDB's limit, 100, is the default.
+  public var maximumDepth: Int
+  /// The largest top-level document, in bytes. The default is MongoDB's 16 MiB plus the 16 KiB
+  /// it allows internally for command overhead, so that anything a server wrote can be read.
+  public var maximumSize: Int
+  /// Whether keys and strings must be valid UTF-8 (no overlong forms, surrogates or truncated sequences).
+  public var checksUTF8: Bool
+
+  /// Creates options; the defaults are MongoDB's limits with UTF-8 checked.
+  public init(maximumDepth: Int = 100, maximumSize: Int = 16 * 1024 * 1024 + 16 * 1024, checksUTF8: Bool = true) {
+    self.maximumDepth = maximumDepth
+    self.maximumSize = maximumSize
+    self.checksUTF8 = checksUTF8
+  }
+
+  /// MongoDB's limits, UTF-8 checked.
+  public static let `default` = ValidationOptions()
+}
+
+extension Document {
+  /// Checks the document's bytes again with `options` (documents are validated when created;
+  /// use this to apply stricter limits).
+  /// - Throws: ``BSONError`` with the byte offset from the start of this document and the key path.
+  public func validate(options: ValidationOptions = .default) throws(BSONError) {
+    _ = try withUnsafeBytes { (raw) throws(BSONError) -> Int in
+      try BSONValidator.validateDocument(raw, at: 0, options: options)
+    }
+  }
+
+  /// Validates the first document in `bytes` and returns its length, without copying anything.
+  ///
+  /// Use this to check a buffer that may hold more than one document.
+  public static func validatedLength(
+    of bytes: UnsafeRawBufferPointer, options: ValidationOptions = .default
+  ) throws(BSONError) -> Int {
+    try BSONValidator.validateDocument(bytes, at: 0, options: options)
+  }
+}
+
+enum BSONValidator {
+  /// Validates the document starting at `offset` and returns its length.
+  static func validateDocument(
+    _ buffer: UnsafeRawBufferPointer, at offset: Int, options: ValidationOptions
+  ) throws(BSONError) -> Int {
+    guard let base = buffer.baseAddress, buffer.count - offset >= 4 else {
+      throw BSONError(
+        .truncated, "expected a 4-byte document length, found \(max(0, buffer.count - offset)) bytes", offset: offset)
+    }
+    let length = Int(base.int32LE(offset))
+    if length > options.maximumSize {
+      throw BSONError(
+        .sizeLimitExceeded, "document length \(length) exceeds the limit of \(options.maximumSize) bytes",
+        offset: offset)
+    }
+    let v = Validator(base: base, checksUTF8: options.checksUTF8, maximumDepth: options.maximumDepth)
+    try v.document(at: offset, limit: buffer.count, depth: 0, isArray: false)
+    return length
+  }
+}
+
+/// The validating walk. Offsets are relative to `base`; every read is bounds-checked against the
+/// end of the enclosing document before it happens.
+struct Validator {
+  let base: UnsafeRawPointer
+  let checksUTF8: Bool
+  let maximumDepth: Int
+
+  /// Validates a document at `start` that must end at or before `limit`.
+  func document(at start: Int, limit: Int, depth: Int, isArray: Bool) throws(BSONError) {
+    guard limit - start >= 5 else {
+      throw BSONError(.truncated, "expected a document of at least 5 bytes, found \(max(0, limit - start))", offset: start)
+    }
+    let length = Int(base.int32LE(start))
+    guard length >= 5 else {
+      throw BSONError(.invalidLength, "expected a document length of at least 5, found \(length)", offset: start)
+    }
+    guard length <= limit - start else {
+      throw BSONError(
+        .invalidLength, "document length \(length) runs past the end of the enclosing data (\(limit - start) bytes left)",
+        offset: start)
+    }
+    let end = start &+ length &- 1  // Safe: length >= 5 and start + length <= limit.
+    guard base.byte(end) == 0 else {
+      throw BSONError(
+        .missingTerminator, "expected the document to end with a zero byte, found 0x\(hex(base.byte(end)))",
+        offset: end)
+    }
+    var p = start &+ 4
+    var index = 0
+    while p < end {
+      let typeOffset = p
+      let type = base.byte(p)
+      p &+= 1
+      // Find the key's terminator before the document's terminator.
+      guard let nul = memchr(base + p, 0, end - p) else {
+        throw BSONError(.missingTerminator, "expected a key terminated by a zero byte before the end of the document", offset: p)
+      }
+      let keyLength = UnsafeRawPointer(nul) - (base + p)
+      let keyStart = p
+      p &+= keyLength &+ 1
+      do throws(BSONError) {
+        if checksUTF8, let bad = invalidUTF8Offset(base + keyStart, keyLength) {
+          throw BSONError(.invalidUTF8, "expected a UTF-8 key, found an invalid byte sequence", offset: keyStart + bad)
+        }
+        if isArray { try checkArrayKey(at: keyStart, length: keyLength, index: index) }
+        p = try value(type: type, typeOffset: typeOffset, at: p, end: end, depth: depth)
+      } catch {
+        var error = error
+        error.keyPath.insert(key(at: keyStart, length: keyLength), at: 0)
+        throw error
+      }
+      index &+= 1
+    }
+  }
+
+  @inline(never)
+  func key(at offset: Int, length: Int) -> String {
+    String(decoding: UnsafeRawBufferPointer(start: base + offset, count: length), as: UTF8.self)
+  }
+
+  @inline(never)
+  func checkArrayKey(at offset: Int, length: Int, index: Int) throws(BSONError) {
+    let expected = String(index)
+    guard key(at: offset, length: length) == expected else {
+      throw BSONError(
+        .invalidArrayKey,
+        "expected array key \"\(expected)\", found \"\(key(at: offset, length: length))\"", offset: offset)
+    }
+  }
+
+  @inline(__always)
+  func need(_ n: Int, at p: Int, end: Int, _ what: @autoclosure () -> String) throws(BSONError) {
+    guard end - p >= n else {
+      throw BSONError(
+        .invalidLength, "expected \(n) bytes for \(what()), found \(max(0, end - p)) before the end of the document",
+        offset: p)
+    }
+  }
+
+  /// Validates a length-prefixed string at `p` and returns the offset after it.
+  @inline(__always)
+  func string(at p: Int, end: Int) throws(BSONError) -> Int {
+    try need(4, at: p, end: end, "a string length")
+    let n = Int(base.int32LE(p))
+    guard n >= 1 else {
+      throw BSONError(.invalidLength, "expected a string length of at least 1, found \(n)", offset: p)
+    }
+    guard n <= end - p - 4 else {
+      throw BSONError(
+        .invalidLength, "string length \(n) runs past the end of the document (\(end - p - 4) bytes left)", offset: p)
+    }
+    let last = p &+ 4 &+ n &- 1
+    guard base.byte(last) == 0 else {
+      throw BSONError(
+        .missingTerminator, "expected the string to end with a zero byte, found 0x\(hex(base.byte(last)))",
+        offset: last)
+    }
+    if checksUTF8, let bad = invalidUTF8Offset(base + p + 4, n - 1) {
+      throw BSONError(.invalidUTF8, "expected a UTF-8 string, found an invalid byte sequence", offset: p + 4 + bad)
+    }
+    return last &+ 1
+  }
+
+  /// Validates a C string at `p` and returns the offset after its terminator.
+  @inline(__always)
+  func cString(at p: Int, end: Int, _ what: String) throws(BSONError) -> Int {
+    guard p < end, let nul = memchr(base + p, 0, end - p) else {
+      throw BSONError(.missingTerminator, "expected \(what) terminated by a zero byte before the end of the document", offset: p)
+    }
+    let n = UnsafeRawPointer(nul) - (base + p)
+    if checksUTF8, let bad = invalidUTF8Offset(base + p, n) {
+      throw BSONError(.invalidUTF8, "expected \(what) in UTF-8, found an invalid byte sequence", offset: p + bad)
+    }
+    return p &+ n &+ 1
+  }
+
+  /// Validates the value of an element and returns the offset after it.
+  @inline(__always)
+  func value(type: UInt8, typeOffset: Int, at p: Int, end: Int, depth: Int) throws(BSONError) -> Int {
+    switch type {
+    case 0x01, 0x09, 0x11, 0x12:
+      try need(8, at: p, end: end, "a \(BSONType(rawValue: type)) value")
+      return p &+ 8
+    case 0x02, 0x0D, 0x0E:
+      return try string(at: p, end: end)
+    case 0x03, 0x04:
+      guard depth < maximumDepth else {
+        throw BSONError(
+          .depthLimitExceeded, "documents are nested deeper than the limit of \(maximumDepth)", offset: p)
+      }
+      try need(4, at: p, end: end, "an embedded document length")
+      try document(at: p, limit: end, depth: depth &+ 1, isArray: type == 0x04)
+      return p &+ Int(base.int32LE(p))
+    case 0x05:
+      try need(5, at: p, end: end, "a binary length and subtype")
+      let n = Int(base.int32LE(p))
+      guard n >= 0, n <= end - p - 5 else {
+        throw BSONError(
+          .invalidLength, "binary length \(n) is negative or runs past the end of the document (\(end - p - 5) bytes left)",
+          offset: p)
+      }
+      if base.byte(p + 4) == 0x02 {
+        guard n >= 4, Int(base.int32LE(p + 5)) == n - 4 else {
+          let inner = n >= 4 ? String(base.int32LE(p + 5)) : "none"
+          throw BSONError(
+            .invalidLength, "expected the old binary subtype's inner length to be \(n - 4), found \(inner)", offset: p + 5)
+        }
+      }
+      return p &+ 5 &+ n
+    case 0x06, 0x0A, 0xFF, 0x7F:
+      return p
+    case 0x07:
+      try need(12, at: p, end: end, "an ObjectId")
+      return p &+ 12
+    case 0x08:
+      try need(1, at: p, end: end, "a boolean")
+      let b = base.byte(p)
+      guard b <= 1 else {
+        throw BSONError(.invalidBoolean, "expected a boolean byte 0 or 1, found 0x\(hex(b))", offset: p)
+      }
+      return p &+ 1
+    case 0x0B:
+      let afterPattern = try cString(at: p, end: end, "a regular expression pattern")
+      return try cString(at: afterPattern, end: end, "regular expression options")
+    case 0x0C:
+      let afterRef = try string(at: p, end: end)
+      try need(12, at: afterRef, end: end, "a DBPointer ObjectId")
+      return afterRef &+ 12
+    case 0x10:
+      try need(4, at: p, end: end, "an int32")
+      return p &+ 4
+    case 0x13:
+      try need(16, at: p, end: end, "a Decimal128")
+      return p &+ 16
+    case 0x0F:
+      try need(4, at: p, end: end, "a code-with-scope length")
+      let total = Int(base.int32LE(p))
+      guard total >= 14, total <= end - p else {
+        throw BSONError(
+          .invalidLength,
+          "code-with-scope length \(total) is below the minimum of 14 or runs past the end of the document (\(end - p) bytes left)",
+          offset: p)
+      }
+      let valueEnd = p &+ total
+      let afterCode = try string(at: p + 4, end: valueEnd)
+      guard depth < maximumDepth else {
+        throw BSONError(.depthLimitExceeded, "documents are nested deeper than the limit of \(maximumDepth)", offset: p)
+      }
+      try document(at: afterCode, limit: valueEnd, depth: depth &+ 1, isArray: false)
+      let scopeEnd = afterCode &+ Int(base.int32LE(afterCode))
+      guard scopeEnd == valueEnd else {
+        throw BSONError(
+          .invalidLength,
+          "code-with-scope length \(total) disagrees with its contents, which end after \(scopeEnd - p) bytes",
+          offset: p)
+      }
+      return valueEnd
+    default:
+      throw BSONError(
+        .unknownType, "expected a BSON type byte, found 0x\(hex(type))", offset: typeOffset)
+    }
+  }
+}
+
+@inline(never)
+func hex(_ b: UInt8) -> String {
+  let s = String(b, radix: 16, uppercase: true)
+  return s.count == 1 ? "0" + s : s
+}
+
+/// Returns the offset of the first byte that is not part of a valid UTF-8 sequence, or `nil`
+/// when all `count` bytes at `p` are valid UTF-8 (RFC 3629: no overlong forms, no surrogates,
+/// nothing above U+10FFFF, no truncated sequence).
+@inline(__always)
+func invalidUTF8Offset(_ p: UnsafeRawPointer, _ count: Int) -> Int? {
+  var i = 0
+  // Fast path: eight ASCII bytes at a time.
+  while count - i >= 8 {
+    if p.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { break }
+    i &+= 8
+  }
+  while i < count {
+    let b = p.byte(i)
+    if b < 0x80 {
+      i &+= 1
+      continue
+    }
+    return invalidUTF8OffsetSlow(p, count, from: i)
+  }
+  return nil
+}
+
+@inline(never)
+func invalidUTF8OffsetSlow(_ p: UnsafeRawPointer, _ count: Int, from start: Int) -> Int? {
+  var i = start
+  while i < count {
+    let b0 = p.byte(i)
+    if b0 < 0x80 {
+      i += 1
+      continue
+    }
+    let need: Int
+    var low: UInt8 = 0x80
+    var high: UInt8 = 0xBF
+    switch b0 {
+    case 0xC2...0xDF: need = 1
+    case 0xE0:
+      need = 2
+      low = 0xA0
+    case 0xE1...0xEC, 0xEE...0xEF: need = 2
+    case 0xED:
+      need = 2
+      high = 0x9F
+    case 0xF0:
+      need = 3
+      low = 0x90
+    case 0xF1...0xF3: need = 3
+    case 0xF4:
+      need = 3
+      high = 0x8F
+    default: return i
+    }
+    guard count - i > need else { return i }
+    let b1 = p.byte(i + 1)
+    guard b1 >= low && b1 <= high else { return i }
+    for k in 2...max(2, need) where k <= need {
+      let b = p.byte(i + k)
+      guard b >= 0x80 && b <= 0xBF else { return i }
+    }
+    i += need + 1
+  }
+  return nil
+}

@@ -1,0 +1,121 @@
+/// An immutable, ordered BSON document that views its bytes without copying them.
+///
+/// A `Document` is a view: it can point into memory it owns, into a slice of a larger buffer, or
+/// into a memory map kept alive by an owner. Nested documents and arrays returned by lookups are
+/// views on the same bytes. Every public way of creating a document from bytes validates them
+/// first (see ``ValidationOptions``), so reading a document never reads out of bounds.
+///
+/// Keys keep their order; lookups by key are linear scans, as in every BSON library, and
+/// ``subscript(_:)-(String)`` follows dotted paths (`doc["address.city"]`, `doc["addresses.0.city"]`).
+///
+/// ```swift
+/// let doc: Document = ["name": "Ada", "address": ["city": "London"]]
+/// doc["address.city"]  // .string("London")
+/// ```
+public struct Document: Sendable {
+  let storage: DocumentStorage
+  /// Offset of the document's first byte (its length prefix) in `storage`.
+  let start: Int
+  /// Total length in bytes, including the length prefix and the terminating zero.
+  let length: Int
+
+  @inline(__always)
+  init(storage: DocumentStorage, start: Int, length: Int) {
+    self.storage = storage
+    self.start = start
+    self.length = length
+  }
+
+  /// The empty document (5 bytes).
+  public init() {
+    self.init(storage: .empty, start: 0, length: 5)
+  }
+
+  /// Validates `bytes` and copies them into a new document.
+  ///
+  /// - Throws: ``BSONError`` saying what is wrong and at which byte offset and key path. The
+  ///   bytes must hold exactly one document: trailing bytes are an error.
+  /// - Complexity: O(n) in the number of bytes.
+  public init(bytes: some Collection<UInt8>, options: ValidationOptions = .default) throws(BSONError) {
+    let copied: DocumentStorage? = bytes.withContiguousStorageIfAvailable {
+      DocumentStorage(copying: UnsafeRawBufferPointer($0))
+    }
+    let storage = copied ?? Array(bytes).withUnsafeBytes { DocumentStorage(copying: $0) }
+    try self.init(validating: storage, options: options)
+  }
+
+  /// Validates a document in external memory and views it without copying.
+  ///
+  /// The caller guarantees that the memory stays valid and unchanged while `owner` is alive;
+  /// the document keeps `owner` alive for as long as any view of it exists.
+  /// - Throws: ``BSONError`` when the bytes are not exactly one valid document.
+  public init(
+    bytesNoCopy bytes: UnsafeRawBufferPointer, owner: AnyObject?, options: ValidationOptions = .default
+  ) throws(BSONError) {
+    try self.init(validating: DocumentStorage(borrowing: bytes, owner: owner), options: options)
+  }
+
+  init(validating storage: DocumentStorage, options: ValidationOptions) throws(BSONError) {
+    let length = try BSONValidator.validateDocument(
+      UnsafeRawBufferPointer(start: storage.base, count: storage.count), at: 0, options: options)
+    guard length == storage.count else {
+      throw BSONError(
+        .trailingBytes, "expected the document to end at byte \(length), found \(storage.count - length) more bytes",
+        offset: length)
+    }
+    self.init(storage: storage, start: 0, length: length)
+  }
+
+  /// Wraps bytes that were produced by Reef's own writer, without validating them.
+  init(trustedBytes bytes: [UInt8]) {
+    let storage = bytes.withUnsafeBytes { DocumentStorage(copying: $0) }
+    self.init(storage: storage, start: 0, length: bytes.count)
+  }
+
+  @inline(__always)
+  var base: UnsafeRawPointer { storage.base + start }
+
+  /// The number of bytes in the encoded document, including its length prefix and terminator.
+  public var byteCount: Int { length }
+
+  /// A copy of the document's bytes.
+  public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
+
+  /// Calls `body` with the document's bytes; the pointer must not escape the closure.
+  public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+    try body(UnsafeRawBufferPointer(start: base, count: length))
+  }
+
+  /// Whether the document has no elements.
+  public var isEmpty: Bool { length == 5 }
+
+  /// The number of elements. - Complexity: O(n).
+  public var count: Int {
+    var n = 0
+    var it = makeIterator()
+    while it.nextPosition() != nil { n += 1 }
+    return n
+  }
+
+  /// The keys, in order. - Complexity: O(n).
+  public var keys: [String] { map(\.key) }
+
+  /// The values, in order. - Complexity: O(n).
+  public var values: [BSON] { map(\.value) }
+}
+
+extension Document: Equatable, Hashable {
+  /// Two documents are equal when their bytes are equal (so key order matters, as in MongoDB).
+  public static func == (a: Document, b: Document) -> Bool {
+    a.length == b.length && (a.storage === b.storage && a.start == b.start || memcmp(a.base, b.base, a.length) == 0)
+  }
+  public func hash(into hasher: inout Hasher) {
+    withUnsafeBytes { hasher.combine(bytes: $0) }
+  }
+}
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif

@@ -1,0 +1,164 @@
+/// Builds a BSON document by appending elements, producing valid bytes.
+///
+/// Nested documents and arrays are written in place, with no intermediate values:
+///
+/// ```swift
+/// var builder = DocumentBuilder()
+/// builder.append("name", "Ada")
+/// builder.appendDocument("address") { address in
+///   address.append("city", "London")
+/// }
+/// let doc = builder.document
+/// ```
+///
+/// Keys are not checked for duplicates (BSON allows them; MongoDB does not store them). A key
+/// containing a zero byte cannot be encoded and stops the program with a message: check keys
+/// from untrusted input first (the Extended JSON parser and the Codable encoder do).
+public struct DocumentBuilder {
+  var writer: BSONWriter
+  let start: Int
+
+  /// Creates an empty builder; `capacity` is a hint for the number of bytes.
+  public init(capacity: Int = 64) {
+    writer = BSONWriter(capacity: capacity)
+    start = writer.beginDocument()
+  }
+
+  /// Continues writing into `bytes` (which is left empty until the builder hands it back).
+  init(takingBytes bytes: inout [UInt8]) {
+    writer = BSONWriter(capacity: 0)
+    swap(&writer.bytes, &bytes)
+    start = writer.beginDocument()
+  }
+
+  /// Appends an element of any type.
+  public mutating func append(_ key: String, _ value: BSON) { writer.element(key, value) }
+
+  /// Appends a string.
+  public mutating func append(_ key: String, _ value: String) {
+    writer.header(.string, key)
+    writer.string(value)
+  }
+
+  /// Appends an int32.
+  public mutating func append(_ key: String, _ value: Int32) {
+    writer.header(.int32, key)
+    writer.int32(value)
+  }
+
+  /// Appends an int64.
+  public mutating func append(_ key: String, _ value: Int64) {
+    writer.header(.int64, key)
+    writer.int64(value)
+  }
+
+  /// Appends an `Int` as int32 when it fits, otherwise as int64.
+  public mutating func append(_ key: String, _ value: Int) {
+    if let small = Int32(exactly: value) { append(key, small) } else { append(key, Int64(value)) }
+  }
+
+  /// Appends a double.
+  public mutating func append(_ key: String, _ value: Double) {
+    writer.header(.double, key)
+    writer.uint64(value.bitPattern)
+  }
+
+  /// Appends a boolean.
+  public mutating func append(_ key: String, _ value: Bool) {
+    writer.header(.bool, key)
+    writer.byte(value ? 1 : 0)
+  }
+
+  /// Appends an ObjectId.
+  public mutating func append(_ key: String, _ value: ObjectId) { writer.element(key, .objectId(value)) }
+
+  /// Appends an embedded document.
+  public mutating func append(_ key: String, _ value: Document) { writer.element(key, .document(value)) }
+
+  /// Appends a null.
+  public mutating func appendNull(_ key: String) { writer.header(.null, key) }
+
+  /// Appends an embedded document written by `build`, in place.
+  public mutating func appendDocument<E: Error>(
+    _ key: String, _ build: (inout DocumentBuilder) throws(E) -> Void
+  ) throws(E) {
+    writer.header(.document, key)
+    var nested = DocumentBuilder(takingBytes: &writer.bytes)
+    defer {
+      nested.writer.endDocument(nested.start)
+      swap(&nested.writer.bytes, &writer.bytes)
+    }
+    try build(&nested)
+  }
+
+  /// Appends an array written by `build`, in place.
+  public mutating func appendArray<E: Error>(_ key: String, _ build: (inout ArrayBuilder) throws(E) -> Void) throws(E) {
+    writer.header(.array, key)
+    var nested = ArrayBuilder(builder: DocumentBuilder(takingBytes: &writer.bytes))
+    defer {
+      nested.builder.writer.endDocument(nested.builder.start)
+      swap(&nested.builder.writer.bytes, &writer.bytes)
+    }
+    try build(&nested)
+  }
+
+  /// The number of bytes written so far (without the terminator).
+  public var byteCount: Int { writer.bytes.count - start }
+
+  /// The finished document.
+  public var document: Document {
+    var copy = writer
+    copy.endDocument(start)
+    return Document(trustedBytes: copy.bytes)
+  }
+
+  /// The finished document's bytes.
+  public var bytes: [UInt8] {
+    var copy = writer
+    copy.endDocument(start)
+    return copy.bytes
+  }
+}
+
+/// Builds a BSON array; keys "0", "1", … are generated.
+public struct ArrayBuilder {
+  var builder: DocumentBuilder
+  /// The number of elements appended.
+  public private(set) var count = 0
+
+  /// Creates an empty array builder.
+  public init(capacity: Int = 64) { builder = DocumentBuilder(capacity: capacity) }
+
+  init(builder: DocumentBuilder) { self.builder = builder }
+
+  /// Appends a value.
+  public mutating func append(_ value: BSON) {
+    builder.append(arrayKey(count), value)
+    count += 1
+  }
+
+  /// Appends an embedded document written by `build`, in place.
+  public mutating func appendDocument<E: Error>(_ build: (inout DocumentBuilder) throws(E) -> Void) throws(E) {
+    let key = arrayKey(count)
+    count += 1
+    try builder.appendDocument(key, build)
+  }
+
+  /// Appends an array written by `build`, in place.
+  public mutating func appendArray<E: Error>(_ build: (inout ArrayBuilder) throws(E) -> Void) throws(E) {
+    let key = arrayKey(count)
+    count += 1
+    try builder.appendArray(key, build)
+  }
+
+  /// The finished array.
+  public var array: BSONArray { BSONArray(builder.document) }
+}
+
+/// The key of array element `i`, with small keys cached.
+@inline(__always)
+func arrayKey(_ i: Int) -> String {
+  i < smallArrayKeys.count ? smallArrayKeys[i] : String(i)
+}
+
+let smallArrayKeys: [String] = (0..<1000).map { String($0) }

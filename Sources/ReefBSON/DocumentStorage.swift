@@ -1,0 +1,70 @@
+/// Immutable bytes that one or more `Document` views point into: either memory Reef allocated
+/// and owns, or external memory (a memory map, a read buffer) kept alive by an owner object.
+final class DocumentStorage: @unchecked Sendable {
+  // @unchecked Sendable: the bytes are never written after init, so sharing them is safe.
+  let base: UnsafeRawPointer
+  let count: Int
+  private let owner: AnyObject?
+  private let owned: Bool
+
+  /// Copies `bytes` into memory owned by this storage.
+  init(copying bytes: UnsafeRawBufferPointer) {
+    let memory = UnsafeMutableRawPointer.allocate(byteCount: max(bytes.count, 1), alignment: 8)
+    if let src = bytes.baseAddress, bytes.count > 0 {
+      memory.copyMemory(from: src, byteCount: bytes.count)
+    }
+    base = UnsafeRawPointer(memory)
+    count = bytes.count
+    owner = nil
+    owned = true
+  }
+
+  /// Takes ownership of memory allocated with `UnsafeMutableRawPointer.allocate`.
+  init(adopting memory: UnsafeMutableRawPointer, count: Int) {
+    base = UnsafeRawPointer(memory)
+    self.count = count
+    owner = nil
+    owned = true
+  }
+
+  /// Points at external memory without copying; `owner` keeps it alive.
+  init(borrowing bytes: UnsafeRawBufferPointer, owner: AnyObject?) {
+    base = bytes.baseAddress ?? UnsafeRawPointer(DocumentStorage.emptyBytes)
+    count = bytes.count
+    self.owner = owner
+    owned = false
+  }
+
+  deinit {
+    if owned { UnsafeMutableRawPointer(mutating: base).deallocate() }
+  }
+
+  nonisolated(unsafe) static let emptyBytes: UnsafeMutableRawPointer = {
+    let p = UnsafeMutableRawPointer.allocate(byteCount: 8, alignment: 8)
+    p.initializeMemory(as: UInt8.self, repeating: 0, count: 8)
+    p.storeBytes(of: 5, as: UInt8.self)
+    return p
+  }()
+
+  static let empty = DocumentStorage(borrowing: UnsafeRawBufferPointer(start: emptyBytes, count: 5), owner: nil)
+}
+
+extension UnsafeRawPointer {
+  /// Reads a little-endian Int32 at `offset`.
+  @inline(__always)
+  func int32LE(_ offset: Int) -> Int32 {
+    Int32(littleEndian: loadUnaligned(fromByteOffset: offset, as: Int32.self))
+  }
+  @inline(__always)
+  func int64LE(_ offset: Int) -> Int64 {
+    Int64(littleEndian: loadUnaligned(fromByteOffset: offset, as: Int64.self))
+  }
+  @inline(__always)
+  func uint64LE(_ offset: Int) -> UInt64 {
+    UInt64(littleEndian: loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+  }
+  @inline(__always)
+  func byte(_ offset: Int) -> UInt8 {
+    load(fromByteOffset: offset, as: UInt8.self)
+  }
+}

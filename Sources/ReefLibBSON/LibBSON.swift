@@ -1,0 +1,2 @@
+import CLibBSON
+import ReefBSON

@@ -1,0 +1,3 @@
+import ReefCLI
+
+ReefCommand.main()
