@@ -107,10 +107,10 @@ struct Validator {
       let keyLength = UnsafeRawPointer(nul) - (base + p)
       let keyStart = p
       p &+= keyLength &+ 1
+      if checksUTF8, let bad = invalidUTF8Offset(base + keyStart, keyLength) {
+        throw BSONError(.invalidUTF8, "expected a UTF-8 key, found an invalid byte sequence", offset: keyStart + bad)
+      }
       do throws(BSONError) {
-        if checksUTF8, let bad = invalidUTF8Offset(base + keyStart, keyLength) {
-          throw BSONError(.invalidUTF8, "expected a UTF-8 key, found an invalid byte sequence", offset: keyStart + bad)
-        }
         if isArray { try checkArrayKey(at: keyStart, length: keyLength, index: index) }
         p = try value(type: type, typeOffset: typeOffset, at: p, end: end, depth: depth)
       } catch {

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# `make demo`: the tour of Reef's command line, on the Realm-style contacts sample.
+set -euo pipefail
+reef="$1"
+here="$(cd "$(dirname "$0")" && pwd)"
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+
+step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+
+step "reef convert Examples/data/contacts.json --to bson -o contacts.bson"
+"$reef" convert "$here/data/contacts.json" --to bson -o "$out/contacts.bson"
+ls -l "$out/contacts.bson" | awk '{print $5 " bytes of BSON"}'
+
+step "reef validate contacts.bson"
+"$reef" validate "$out/contacts.bson"
+
+step "reef dump contacts.bson                      # relaxed Extended JSON, one document per line"
+"$reef" dump "$out/contacts.bson"
+
+step "reef dump contacts.bson --format canonical --pretty   # (first document)"
+"$reef" dump "$out/contacts.bson" --format canonical --pretty | sed -n '1,/^}/p'
+
+step "reef convert contacts.bson --to relaxed -o contacts.jsonl.gz && reef convert contacts.jsonl.gz --to bson"
+"$reef" convert "$out/contacts.bson" --to relaxed -o "$out/contacts.jsonl.gz"
+"$reef" convert "$out/contacts.jsonl.gz" --to bson -o "$out/again.bson"
+cmp "$out/contacts.bson" "$out/again.bson" && echo "round trip through gzipped Extended JSON: identical bytes"
+
+step "a damaged file: the documents before the damage are printed, then the error (exit 1)"
+head -c "$(( $(stat -c %s "$out/contacts.bson") - 7 ))" "$out/contacts.bson" > "$out/damaged.bson"
+"$reef" dump "$out/damaged.bson" --format relaxed | cut -c1-80 || echo "(exit code $?)"

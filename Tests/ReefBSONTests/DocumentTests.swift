@@ -1,0 +1,198 @@
+import ReefBSON
+import ReefTestSupport
+import Testing
+
+@Suite("Document")
+struct DocumentTests {
+  let contact: Document = [
+    "_id": .objectId(ObjectId("64b7f1a2c3d4e5f601234567")!),
+    "name": "Nick Riviera",
+    "address": ["street": "123 Fake St", "city": "Springfield", "postalCode": "90710"],
+    "addresses": [["city": "Los Angeles"], ["city": "New York City"]],
+    "tags": ["a", "b", 3],
+  ]
+
+  @Test func literalBuildsExpectedBytes() throws {
+    let doc: Document = ["a": 1]
+    #expect(doc.bytes == singleElementBytes(type: 0x10, value: le32(1)))
+    let big: Document = ["a": 5_000_000_000]
+    #expect(big.bytes == singleElementBytes(type: 0x12, value: le64(5_000_000_000)))
+    #expect(Document().bytes == [5, 0, 0, 0, 0])
+    #expect(Document().isEmpty)
+  }
+
+  @Test func iterationKeepsOrderAndTypes() {
+    #expect(contact.keys == ["_id", "name", "address", "addresses", "tags"])
+    #expect(contact.map(\.type) == [.objectId, .string, .document, .array, .array])
+    #expect(contact.count == 5)
+  }
+
+  @Test func lookupByKeyAndDottedPath() {
+    #expect(contact["name"] == "Nick Riviera")
+    #expect(contact["address.city"] == "Springfield")
+    #expect(contact["addresses.1.city"] == "New York City")
+    #expect(contact["tags.2"] == 3)
+    #expect(contact["address.missing"] == nil)
+    #expect(contact["name.first"] == nil)
+    #expect(contact["addresses.7.city"] == nil)
+    #expect(contact["nope"] == nil)
+  }
+
+  @Test func nestedViewsShareBytes() throws {
+    guard case .document(let address)? = contact["address"] else {
+      Issue.record("address is not a document")
+      return
+    }
+    #expect(address["city"] == "Springfield")
+    #expect(address.keys == ["street", "city", "postalCode"])
+    let copy = try Document(bytes: address.bytes)
+    #expect(copy == address)
+  }
+
+  @Test func arrayView() {
+    guard case .array(let tags)? = contact["tags"] else {
+      Issue.record("tags is not an array")
+      return
+    }
+    #expect(Array(tags) == ["a", "b", 3])
+    #expect(tags.count == 3)
+    #expect(tags[1] == "b")
+    #expect(tags[3] == nil)
+    #expect(tags[-1] == nil)
+  }
+
+  @Test func keyWithDotIsReachableByExactKey() {
+    let doc: Document = ["a.b": 1, "a": ["b": 2]]
+    #expect(doc.value(forKey: "a.b") == 1)
+    #expect(doc["a.b"] == 2)
+  }
+
+  @Test func mutation() {
+    var doc: Document = ["a": 1, "b": 2]
+    doc.append("x", forKey: "c")
+    #expect(doc.keys == ["a", "b", "c"])
+    doc.set(.bool(true), forKey: "b")
+    #expect(doc.keys == ["a", "b", "c"])
+    #expect(doc["b"] == true)
+    doc.insert(.null, forKey: "first", at: 0)
+    #expect(doc.keys == ["first", "a", "b", "c"])
+    #expect(doc.removeValue(forKey: "a") == 1)
+    #expect(doc.removeValue(forKey: "a") == nil)
+    doc[key: "c"] = nil
+    #expect(doc.keys == ["first", "b"])
+    doc[key: "z"] = 9
+    #expect(doc == ["first": nil, "b": true, "z": 9])
+  }
+
+  @Test func builderNestedInPlace() throws {
+    var builder = DocumentBuilder()
+    builder.append("name", "Ada")
+    builder.appendDocument("address") { address in
+      address.append("city", "London")
+      address.appendArray("lines") { lines in
+        lines.append("1 Main St")
+        lines.appendDocument { $0.append("flat", 2) }
+      }
+    }
+    builder.append("n", Int64(7))
+    let built = builder.document
+    let literal: Document = [
+      "name": "Ada", "address": ["city": "London", "lines": ["1 Main St", ["flat": 2]]], "n": .int64(7),
+    ]
+    #expect(built == literal)
+    // The builder's output is valid BSON by the validator's standards.
+    #expect(try Document(bytes: built.bytes) == literal)
+  }
+
+  @Test func everyTypeRoundTripsThroughBytes() throws {
+    let scope: Document = ["x": 1]
+    let values: [BSON] = [
+      .double(-0.0), .double(.nan), .double(Double(bitPattern: 0x7FF0_0000_0000_0001)), .double(5e-324),
+      .string("h\u{e9}llo \u{1F600}\0x"), .document(["a": 1]), .array([1, "two"]),
+      .binary(Binary(subtype: .generic, data: [1, 2, 3])), .binary(Binary(subtype: .binaryOld, data: [9, 9])),
+      .binary(Binary(subtype: .uuid, data: Array(0..<16))), .undefined, .objectId(ObjectId()), .bool(true),
+      .datetime(BSONDateTime(millisecondsSinceEpoch: .min)), .datetime(BSONDateTime(millisecondsSinceEpoch: .max)),
+      .null, .regex(BSONRegularExpression(pattern: "^a.*b$", options: "mi")),
+      .dbPointer(DBPointer(ref: "db.coll", id: ObjectId("0123456789abcdef01234567")!)), .javascript("f()"),
+      .symbol("sym"), .javascriptWithScope(JavaScriptWithScope(code: "x", scope: scope)), .int32(.min),
+      .timestamp(BSONTimestamp(timestamp: .max, increment: 1)), .int64(.max),
+      .decimal128(Decimal128(high: 0x3040_0000_0000_0000, low: 1)), .minKey, .maxKey,
+    ]
+    for (i, value) in values.enumerated() {
+      let doc = Document([("v\(i)", value)])
+      let reread = try Document(bytes: doc.bytes)
+      #expect(reread["v\(i)"] == value, "value \(i) (\(value.type)) did not round-trip")
+      #expect(reread["v\(i)"]?.type == value.type)
+    }
+  }
+
+  @Test func regexOptionsAreSortedWhenBuilt() {
+    #expect(BSONRegularExpression(pattern: "a", options: "xsmi").options == "imsx")
+  }
+
+  @Test func equalityIsExact() {
+    #expect(BSON.double(0.0) != BSON.double(-0.0))
+    #expect(BSON.double(.nan) == BSON.double(.nan))
+    #expect(BSON.int32(1) != BSON.int64(1))
+    let a: Document = ["a": 1, "b": 2]
+    let b: Document = ["b": 2, "a": 1]
+    #expect(a != b, "key order is significant, as in MongoDB")
+  }
+
+  @Test func keyWithZeroByteIsAPrecondition() async {
+    await #expect(processExitsWith: .failure) {
+      var builder = DocumentBuilder()
+      builder.append("a\0b", 1)
+    }
+  }
+}
+
+@Suite("ObjectId")
+struct ObjectIdTests {
+  @Test func hexRoundTrip() throws {
+    let id = try #require(ObjectId("64B7F1A2c3d4e5f601234567"))
+    #expect(id.hex == "64b7f1a2c3d4e5f601234567")
+    #expect(id.timestamp == 0x64B7_F1A2)
+    #expect(ObjectId("64b7f1a2c3d4e5f60123456") == nil)
+    #expect(ObjectId("64b7f1a2c3d4e5f60123456g") == nil)
+  }
+
+  @Test func generationFollowsTheSpec() {
+    let a = ObjectId(timestamp: 0x0102_0304)
+    let b = ObjectId(timestamp: 0x0102_0304)
+    #expect(Array(a.byteArray[0..<4]) == [1, 2, 3, 4])
+    #expect(a.byteArray[4..<9] == b.byteArray[4..<9], "the 5 random bytes are per process")
+    let counterA = Int(a.byteArray[9]) << 16 | Int(a.byteArray[10]) << 8 | Int(a.byteArray[11])
+    let counterB = Int(b.byteArray[9]) << 16 | Int(b.byteArray[10]) << 8 | Int(b.byteArray[11])
+    #expect((counterA + 1) & 0xFF_FFFF == counterB, "the counter increments")
+    #expect(a < b || counterB == 0)
+    let now = ObjectId()
+    #expect(now.timestamp > 1_700_000_000)
+  }
+}
+
+@Suite("ISO8601")
+struct ISO8601Tests {
+  @Test func formatAndParse() {
+    #expect(ISO8601.format(milliseconds: 0) == "1970-01-01T00:00:00Z")
+    #expect(ISO8601.format(milliseconds: 1_704_189_600_123) == "2024-01-02T10:00:00.123Z")
+    #expect(ISO8601.format(milliseconds: -1) == "1969-12-31T23:59:59.999Z")
+    #expect(ISO8601.format(milliseconds: 253_402_300_800_000) == nil, "year 10000")
+    #expect(ISO8601.parse("2024-01-02T10:00:00.123Z") == 1_704_189_600_123)
+    #expect(ISO8601.parse("2024-01-02T12:00:00+02:00") == 1_704_189_600_000)
+    #expect(ISO8601.parse("2024-01-02T05:00:00-0500") == 1_704_189_600_000)
+    #expect(ISO8601.parse("1960-02-29T00:00:00Z") == -310_521_600_000)
+    #expect(ISO8601.parse("2024-13-02T10:00:00Z") == nil)
+    #expect(ISO8601.parse("2024-01-02") == nil)
+    #expect(ISO8601.parse("2024-01-02T10:00:00") == nil, "a zone is required")
+  }
+
+  @Test func roundTripsOverFourCenturies() {
+    var ms: Int64 = -2_208_988_800_000  // 1900
+    while ms < 10_000_000_000_000 {
+      let s = ISO8601.format(milliseconds: ms)!
+      #expect(ISO8601.parse(s) == ms, "\(s)")
+      ms += 86_400_000 * 37 + 3_600_001
+    }
+  }
+}
