@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// A BSON value of any type.
 ///
 /// Every BSON element type is a case, the deprecated ones included, and each holds its value
@@ -181,7 +187,8 @@ extension BSON {
     case 0x10: return .int32(p.int32LE(0))
     case 0x11:
       let v = p.uint64LE(0)
-      return .timestamp(BSONTimestamp(timestamp: UInt32(truncatingIfNeeded: v >> 32), increment: UInt32(truncatingIfNeeded: v)))
+      return .timestamp(
+        BSONTimestamp(timestamp: UInt32(truncatingIfNeeded: v >> 32), increment: UInt32(truncatingIfNeeded: v)))
     case 0x12: return .int64(p.int64LE(0))
     case 0x13: return .decimal128(Decimal128(reading: p))
     case 0xFF: return .minKey
@@ -190,9 +197,3 @@ extension BSON {
     }
   }
 }
-
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Darwin)
-  import Darwin
-#endif

@@ -77,7 +77,8 @@ struct Validator {
   /// Validates a document at `start` that must end at or before `limit`.
   func document(at start: Int, limit: Int, depth: Int, isArray: Bool) throws(BSONError) {
     guard limit - start >= 5 else {
-      throw BSONError(.truncated, "expected a document of at least 5 bytes, found \(max(0, limit - start))", offset: start)
+      throw BSONError(
+        .truncated, "expected a document of at least 5 bytes, found \(max(0, limit - start))", offset: start)
     }
     let length = Int(base.int32LE(start))
     guard length >= 5 else {
@@ -85,7 +86,8 @@ struct Validator {
     }
     guard length <= limit - start else {
       throw BSONError(
-        .invalidLength, "document length \(length) runs past the end of the enclosing data (\(limit - start) bytes left)",
+        .invalidLength,
+        "document length \(length) runs past the end of the enclosing data (\(limit - start) bytes left)",
         offset: start)
     }
     let end = start &+ length &- 1  // Safe: length >= 5 and start + length <= limit.
@@ -102,7 +104,8 @@ struct Validator {
       p &+= 1
       // Find the key's terminator before the document's terminator.
       guard let nul = memchr(base + p, 0, end - p) else {
-        throw BSONError(.missingTerminator, "expected a key terminated by a zero byte before the end of the document", offset: p)
+        throw BSONError(
+          .missingTerminator, "expected a key terminated by a zero byte before the end of the document", offset: p)
       }
       let keyLength = UnsafeRawPointer(nul) - (base + p)
       let keyStart = p
@@ -174,7 +177,8 @@ struct Validator {
   @inline(__always)
   func cString(at p: Int, end: Int, _ what: String) throws(BSONError) -> Int {
     guard p < end, let nul = memchr(base + p, 0, end - p) else {
-      throw BSONError(.missingTerminator, "expected \(what) terminated by a zero byte before the end of the document", offset: p)
+      throw BSONError(
+        .missingTerminator, "expected \(what) terminated by a zero byte before the end of the document", offset: p)
     }
     let n = UnsafeRawPointer(nul) - (base + p)
     if checksUTF8, let bad = invalidUTF8Offset(base + p, n) {
@@ -205,14 +209,16 @@ struct Validator {
       let n = Int(base.int32LE(p))
       guard n >= 0, n <= end - p - 5 else {
         throw BSONError(
-          .invalidLength, "binary length \(n) is negative or runs past the end of the document (\(end - p - 5) bytes left)",
+          .invalidLength,
+          "binary length \(n) is negative or runs past the end of the document (\(end - p - 5) bytes left)",
           offset: p)
       }
       if base.byte(p + 4) == 0x02 {
         guard n >= 4, Int(base.int32LE(p + 5)) == n - 4 else {
           let inner = n >= 4 ? String(base.int32LE(p + 5)) : "none"
           throw BSONError(
-            .invalidLength, "expected the old binary subtype's inner length to be \(n - 4), found \(inner)", offset: p + 5)
+            .invalidLength, "expected the old binary subtype's inner length to be \(n - 4), found \(inner)",
+            offset: p + 5)
         }
       }
       return p &+ 5 &+ n

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// An immutable, ordered BSON document that views its bytes without copying them.
 ///
 /// A `Document` is a view: it can point into memory it owns, into a slice of a larger buffer, or
@@ -113,9 +119,3 @@ extension Document: Equatable, Hashable {
     withUnsafeBytes { hasher.combine(bytes: $0) }
   }
 }
-
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Darwin)
-  import Darwin
-#endif

@@ -1,9 +1,10 @@
+import Synchronization
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
   import Darwin
 #endif
-import Synchronization
 
 /// A 12-byte MongoDB ObjectId: a 4-byte big-endian timestamp in seconds, a 5-byte random value
 /// unique to this process, and a 3-byte big-endian counter.

@@ -8,7 +8,9 @@ public struct BSONDateTime: Hashable, Comparable, Sendable, CustomStringConverti
   /// Creates a datetime from milliseconds since the Unix epoch.
   public init(millisecondsSinceEpoch: Int64) { self.millisecondsSinceEpoch = millisecondsSinceEpoch }
   public static func < (a: Self, b: Self) -> Bool { a.millisecondsSinceEpoch < b.millisecondsSinceEpoch }
-  public var description: String { ISO8601.format(milliseconds: millisecondsSinceEpoch) ?? "\(millisecondsSinceEpoch)ms" }
+  public var description: String {
+    ISO8601.format(milliseconds: millisecondsSinceEpoch) ?? "\(millisecondsSinceEpoch)ms"
+  }
 }
 
 /// A BSON timestamp (MongoDB's internal replication clock): seconds and an ordinal increment.

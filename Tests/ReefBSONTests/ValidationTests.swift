@@ -11,7 +11,8 @@ struct ValidationTests {
   ) {
     do {
       let doc = try Document(bytes: bytes, options: options)
-      Issue.record("accepted invalid bytes \(hexString(bytes)) as \(doc.bytes.count) bytes", sourceLocation: sourceLocation)
+      Issue.record(
+        "accepted invalid bytes \(hexString(bytes)) as \(doc.bytes.count) bytes", sourceLocation: sourceLocation)
     } catch {
       #expect(error.kind == kind, "\(error)", sourceLocation: sourceLocation)
       #expect(error.offset == offset, "\(error)", sourceLocation: sourceLocation)
@@ -33,7 +34,8 @@ struct ValidationTests {
     // Length says 3 but the string is "ab\0": fine. Length 0 and negative lengths are errors.
     expectInvalid(singleElementBytes(type: 2, value: le32(0) + [0]), .invalidLength, offset: 7, keyPath: ["a"])
     expectInvalid(singleElementBytes(type: 2, value: le32(-1) + [0]), .invalidLength, offset: 7, keyPath: ["a"])
-    expectInvalid(singleElementBytes(type: 2, value: le32(3) + [0x61, 0x62, 0x63]), .missingTerminator, offset: 13, keyPath: ["a"])
+    expectInvalid(
+      singleElementBytes(type: 2, value: le32(3) + [0x61, 0x62, 0x63]), .missingTerminator, offset: 13, keyPath: ["a"])
     expectInvalid(singleElementBytes(type: 2, value: le32(99) + [0x61, 0]), .invalidLength, offset: 7, keyPath: ["a"])
   }
 
@@ -59,7 +61,9 @@ struct ValidationTests {
       try Document(bytes: singleElementBytes(type: 2, value: le32(Int32(good.count + 1)) + good + [0]))
     }
     // Keys are checked too.
-    expectInvalid(singleElementBytes(type: 0x0A, key: "\u{0}", value: []).replacing([0x0A, 0], with: [0x0A, 0xFF, 0]), .invalidUTF8, offset: 5)
+    expectInvalid(
+      singleElementBytes(type: 0x0A, key: "\u{0}", value: []).replacing([0x0A, 0], with: [0x0A, 0xFF, 0]), .invalidUTF8,
+      offset: 5)
     // Checking can be turned off.
     #expect(throws: Never.self) {
       try Document(bytes: singleElementBytes(type: 2, value: le32(2) + [0xFF, 0]), options: .init(checksUTF8: false))
@@ -119,8 +123,10 @@ struct ValidationTests {
   }
 
   @Test func errorDescriptionSaysWhereAndWhat() {
-    let error = BSONError(.invalidBoolean, "expected 0 or 1, found 0x02", offset: 7, keyPath: ["a", "b"], documentIndex: 3)
-    #expect(error.description == "invalidBoolean at document 3, byte offset 7, key path 'a.b': expected 0 or 1, found 0x02")
+    let error = BSONError(
+      .invalidBoolean, "expected 0 or 1, found 0x02", offset: 7, keyPath: ["a", "b"], documentIndex: 3)
+    #expect(
+      error.description == "invalidBoolean at document 3, byte offset 7, key path 'a.b': expected 0 or 1, found 0x02")
   }
 
   @Test func neverReadsPastTheEndOnRandomBytes() {

@@ -1,5 +1,11 @@
 import ReefBSON
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// Encodes a single-element document `{key: value}` by hand: the reference layout tests compare against.
 public func singleElementBytes(type: UInt8, key: String = "a", value: [UInt8]) -> [UInt8] {
   let body = [type] + Array(key.utf8) + [0] + value
@@ -48,9 +54,3 @@ public func readFile(_ path: String) -> [UInt8]? {
   }
   return out
 }
-
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Darwin)
-  import Darwin
-#endif
