@@ -119,7 +119,7 @@ extension BSON: Hashable {
 extension BSON {
   /// The number of value bytes of an element of `type` whose value starts at `p`, in a document
   /// that has already been validated.
-  @inline(__always)
+  @inlinable @inline(__always)
   static func valueLength(type: UInt8, at p: UnsafeRawPointer) -> Int {
     switch type {
     case 0x01, 0x09, 0x11, 0x12: return 8

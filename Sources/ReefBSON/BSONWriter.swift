@@ -1,68 +1,172 @@
-/// Appends BSON encodings to a growable byte buffer. Internal building block of the builders,
-/// the Extended JSON parser and the Codable encoder.
-struct BSONWriter {
-  var bytes: [UInt8]
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
 
-  init(capacity: Int = 64) {
-    bytes = []
-    bytes.reserveCapacity(capacity)
+/// Memory owned by a ``BSONWriter``. Immutable once made, so reading its fields costs no
+/// exclusivity check; the writer keeps the mutable count and swaps in a bigger buffer to grow.
+@usableFromInline
+final class WriteBuffer {
+  @usableFromInline let base: UnsafeMutableRawPointer
+  @usableFromInline let capacity: Int
+
+  init(capacity: Int) {
+    self.capacity = max(capacity, 16)
+    base = UnsafeMutableRawPointer.allocate(byteCount: self.capacity, alignment: 8)
   }
 
-  @inline(__always) mutating func byte(_ b: UInt8) { bytes.append(b) }
+  deinit { base.deallocate() }
+}
+
+/// Appends BSON encodings to a growable byte buffer. Internal building block of the builders,
+/// the Extended JSON parser and the Codable encoder.
+///
+/// A value type with copy-on-write storage: copies of a writer never see each other's writes.
+struct BSONWriter {
+  @usableFromInline var storage: WriteBuffer
+  @usableFromInline var base: UnsafeMutableRawPointer
+  @usableFromInline var capacity: Int
+  /// The number of bytes written.
+  @usableFromInline private(set) var count: Int
+
+  init(capacity: Int = 64) {
+    self.init(buffer: WriteBuffer(capacity: capacity))
+  }
+
+  init(buffer: WriteBuffer) {
+    storage = buffer
+    base = buffer.base
+    capacity = buffer.capacity
+    count = 0
+  }
+
+  /// A copy of the bytes written; assigning replaces them. O(n) either way: hot paths use
+  /// ``count``, the subscript and the `append` methods instead.
+  var bytes: [UInt8] {
+    get { Array(UnsafeRawBufferPointer(start: base, count: count)) }
+    set {
+      self = BSONWriter(capacity: newValue.count)
+      newValue.withUnsafeBytes { append($0) }
+    }
+  }
+
+  /// Reads or overwrites one written byte.
+  subscript(offset: Int) -> UInt8 {
+    get {
+      precondition(offset >= 0 && offset < count, "writer offset \(offset) out of range")
+      return base.load(fromByteOffset: offset, as: UInt8.self)
+    }
+    set {
+      precondition(offset >= 0 && offset < count, "writer offset \(offset) out of range")
+      _ = reserve(0)
+      base.storeBytes(of: newValue, toByteOffset: offset, as: UInt8.self)
+    }
+  }
+
+  /// Drops everything written after `count` bytes.
+  mutating func truncate(to newCount: Int) {
+    precondition(newCount >= 0 && newCount <= count, "cannot truncate \(count) bytes to \(newCount)")
+    count = newCount
+  }
+
+  /// Makes room for `n` more bytes in memory this writer alone owns and returns where they go;
+  /// the caller then advances ``count`` by `n`.
+  @inline(__always) mutating func reserve(_ n: Int) -> UnsafeMutableRawPointer {
+    if _slowPath(capacity &- count < n || !isKnownUniquelyReferenced(&storage)) { replaceStorage(n) }
+    // Safe: capacity - count >= n, and the memory is ours alone.
+    return base + count
+  }
+
+  @inline(never) mutating func replaceStorage(_ n: Int) {
+    let newCapacity = capacity &- count < n ? max(capacity &* 2, count &+ n) : capacity
+    let buffer = WriteBuffer(capacity: newCapacity)
+    buffer.base.copyMemory(from: base, byteCount: count)
+    storage = buffer
+    base = buffer.base
+    capacity = buffer.capacity
+  }
+
+  @inline(__always) mutating func advance(_ n: Int) { count &+= n }
+
+  @inline(__always) mutating func append(_ raw: UnsafeRawBufferPointer) {
+    guard let src = raw.baseAddress, raw.count > 0 else { return }
+    reserve(raw.count).copyMemory(from: src, byteCount: raw.count)
+    advance(raw.count)
+  }
+
+  /// Appends the bytes `range` of another writer.
+  mutating func append(_ other: BSONWriter, _ range: Range<Int>) {
+    precondition(range.lowerBound >= 0 && range.upperBound <= other.count, "range \(range) out of bounds")
+    append(UnsafeRawBufferPointer(start: other.base + range.lowerBound, count: range.count))
+  }
+
+  @inline(__always) mutating func byte(_ b: UInt8) {
+    reserve(1).storeBytes(of: b, as: UInt8.self)
+    advance(1)
+  }
 
   @inline(__always) mutating func int32(_ v: Int32) {
-    withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
+    reserve(4).storeBytes(of: v.littleEndian, as: Int32.self)
+    advance(4)
   }
 
   @inline(__always) mutating func int64(_ v: Int64) {
-    withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
+    reserve(8).storeBytes(of: v.littleEndian, as: Int64.self)
+    advance(8)
   }
 
   @inline(__always) mutating func uint64(_ v: UInt64) {
-    withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
+    reserve(8).storeBytes(of: v.littleEndian, as: UInt64.self)
+    advance(8)
   }
 
   /// Writes a key or regex C string. Precondition: no zero byte inside.
   @inline(__always) mutating func cString(_ s: String) {
     var s = s
-    let hasZero = s.withUTF8 { u in
-      bytes.append(contentsOf: u)
-      return u.contains(0)
+    s.withUTF8 { u in
+      let n = u.count
+      let p = reserve(n &+ 1)
+      if n > 0 { p.copyMemory(from: u.baseAddress!, byteCount: n) }
+      p.storeBytes(of: 0, toByteOffset: n, as: UInt8.self)
+      precondition(
+        n == 0 || memchr(u.baseAddress!, 0, n) == nil,
+        "BSON keys and regular expressions cannot contain a zero byte: \(String(reflecting: String(decoding: u, as: UTF8.self)))")
+      advance(n &+ 1)
     }
-    precondition(!hasZero, "BSON keys and regular expressions cannot contain a zero byte: \(String(reflecting: s))")
-    bytes.append(0)
   }
 
   /// Writes an int32 length, the UTF-8 bytes and a zero.
   @inline(__always) mutating func string(_ s: String) {
     var s = s
     s.withUTF8 { u in
-      int32(Int32(u.count + 1))
-      bytes.append(contentsOf: u)
+      let n = u.count
+      let p = reserve(n &+ 5)
+      p.storeBytes(of: Int32(n &+ 1).littleEndian, as: Int32.self)
+      if n > 0 { (p + 4).copyMemory(from: u.baseAddress!, byteCount: n) }
+      p.storeBytes(of: 0, toByteOffset: n &+ 4, as: UInt8.self)
+      advance(n &+ 5)
     }
-    bytes.append(0)
   }
 
   /// Writes a type byte and a key.
   @inline(__always) mutating func header(_ type: BSONType, _ key: String) {
-    bytes.append(type.rawValue)
+    byte(type.rawValue)
     cString(key)
   }
 
   /// Reserves an int32 length and returns where it is.
   @inline(__always) mutating func beginDocument() -> Int {
-    let at = bytes.count
+    let at = count
     int32(0)
     return at
   }
 
   /// Writes the terminator and patches the length reserved at `start`.
   @inline(__always) mutating func endDocument(_ start: Int) {
-    bytes.append(0)
-    let length = Int32(bytes.count - start)
-    withUnsafeBytes(of: length.littleEndian) { raw in
-      for i in 0..<4 { bytes[start + i] = raw[i] }
-    }
+    byte(0)
+    // Safe: `start` was returned by beginDocument, so 4 bytes are written there.
+    base.storeBytes(of: Int32(count &- start).littleEndian, toByteOffset: start, as: Int32.self)
   }
 
   /// Writes the value part of an element (no type byte, no key).
@@ -70,8 +174,8 @@ struct BSONWriter {
     switch value {
     case .double(let d): uint64(d.bitPattern)
     case .string(let s), .javascript(let s), .symbol(let s): string(s)
-    case .document(let d): d.withUnsafeBytes { bytes.append(contentsOf: $0) }
-    case .array(let a): a.document.withUnsafeBytes { bytes.append(contentsOf: $0) }
+    case .document(let d): d.withUnsafeBytes { append($0) }
+    case .array(let a): a.document.withUnsafeBytes { append($0) }
     case .binary(let b):
       if b.subtype == .binaryOld {
         int32(Int32(b.data.count + 4))
@@ -81,9 +185,9 @@ struct BSONWriter {
         int32(Int32(b.data.count))
         byte(b.subtype.rawValue)
       }
-      bytes.append(contentsOf: b.data)
+      b.data.withUnsafeBytes { append($0) }
     case .undefined, .null, .minKey, .maxKey: break
-    case .objectId(let o): withUnsafeBytes(of: o.bytes) { bytes.append(contentsOf: $0) }
+    case .objectId(let o): withUnsafeBytes(of: o.bytes) { append($0) }
     case .bool(let b): byte(b ? 1 : 0)
     case .datetime(let d): int64(d.millisecondsSinceEpoch)
     case .regex(let r):
@@ -91,16 +195,12 @@ struct BSONWriter {
       cString(r.options)
     case .dbPointer(let p):
       string(p.ref)
-      withUnsafeBytes(of: p.id.bytes) { bytes.append(contentsOf: $0) }
+      withUnsafeBytes(of: p.id.bytes) { append($0) }
     case .javascriptWithScope(let c):
-      let start = bytes.count
-      int32(0)
+      let start = beginDocument()
       string(c.code)
-      c.scope.withUnsafeBytes { bytes.append(contentsOf: $0) }
-      let length = Int32(bytes.count - start)
-      withUnsafeBytes(of: length.littleEndian) { raw in
-        for i in 0..<4 { bytes[start + i] = raw[i] }
-      }
+      c.scope.withUnsafeBytes { append($0) }
+      base.storeBytes(of: Int32(count &- start).littleEndian, toByteOffset: start, as: Int32.self)
     case .int32(let i): int32(i)
     case .timestamp(let t): uint64(UInt64(t.timestamp) << 32 | UInt64(t.increment))
     case .int64(let i): int64(i)
@@ -114,5 +214,37 @@ struct BSONWriter {
   mutating func element(_ key: String, _ value: BSON) {
     header(value.type, key)
     self.value(value)
+  }
+
+  /// The bytes from `start` to the end as a document, copied once into document storage.
+  func document(from start: Int = 0) -> Document {
+    let n = count &- start
+    let storage = DocumentStorage(copying: UnsafeRawBufferPointer(start: base + start, count: n))
+    return Document(storage: storage, start: 0, length: n)
+  }
+}
+
+extension WriteBuffer {
+  /// A buffer that is never written: a placeholder while a nested builder holds the real one.
+  nonisolated(unsafe) static let placeholder = WriteBuffer(capacity: 16)
+}
+
+extension BSONWriter {
+  /// Moves the writer's buffer out, leaving a placeholder behind (no allocation).
+  mutating func take() -> BSONWriter {
+    var taken = BSONWriter(buffer: .placeholder)
+    swap(&taken, &self)
+    return taken
+  }
+
+  /// The document whose length prefix is at `start`, finished (terminator and length) in a copy,
+  /// without changing what this writer holds.
+  func finishedDocument(from start: Int) -> Document {
+    let n = count &- start &+ 1
+    let memory = UnsafeMutableRawPointer.allocate(byteCount: n, alignment: 8)
+    memory.copyMemory(from: base + start, byteCount: n &- 1)
+    memory.storeBytes(of: 0, toByteOffset: n &- 1, as: UInt8.self)
+    memory.storeBytes(of: Int32(n).littleEndian, as: Int32.self)
+    return Document(storage: DocumentStorage(adopting: memory, count: n), start: 0, length: n)
   }
 }

@@ -8,17 +8,28 @@ extension Document: Sequence {
   /// One element of a document: its key, type and value, read lazily from the document's bytes.
   ///
   /// Iterating a document creates no strings and allocates nothing; ``key`` and ``value`` decode
-  /// on demand.
+  /// on demand, and the typed accessors (``int32``, ``double``, ``hasStringValue(_:)``, …) read
+  /// scalars straight from the bytes.
   public struct Element: Sendable {
-    let storage: DocumentStorage
+    @usableFromInline let storage: DocumentStorage
     /// Offset of the key's first byte in `storage`.
-    let keyOffset: Int
-    let keyLength: Int
+    @usableFromInline let keyOffset: Int
+    @usableFromInline let keyLength: Int
     /// The element's type.
     public let type: BSONType
     /// Offset of the value's first byte in `storage`.
-    let valueOffset: Int
-    let valueLength: Int
+    @usableFromInline let valueOffset: Int
+    @usableFromInline let valueLength: Int
+
+    @inlinable @inline(__always)
+    init(storage: DocumentStorage, keyOffset: Int, keyLength: Int, type: BSONType, valueOffset: Int, valueLength: Int) {
+      self.storage = storage
+      self.keyOffset = keyOffset
+      self.keyLength = keyLength
+      self.type = type
+      self.valueOffset = valueOffset
+      self.valueLength = valueLength
+    }
 
     /// The key, decoded from UTF-8.
     public var key: String {
@@ -48,31 +59,72 @@ extension Document: Sequence {
 
     /// The value's offset from the start of the storage it lives in.
     public var byteOffset: Int { valueOffset }
+
+    /// The value when it is an int32, read in place.
+    @inlinable public var int32: Int32? { type == .int32 ? storage.base.int32LE(valueOffset) : nil }
+    /// The value when it is an int64, read in place.
+    @inlinable public var int64: Int64? { type == .int64 ? storage.base.int64LE(valueOffset) : nil }
+    /// The value when it is a double, read in place.
+    @inlinable public var double: Double? {
+      type == .double ? Double(bitPattern: storage.base.uint64LE(valueOffset)) : nil
+    }
+    /// The value when it is a boolean, read in place.
+    @inlinable public var bool: Bool? { type == .bool ? storage.base.byte(valueOffset) != 0 : nil }
+    /// The value when it is a datetime, read in place.
+    @inlinable public var datetime: BSONDateTime? {
+      type == .datetime ? BSONDateTime(millisecondsSinceEpoch: storage.base.int64LE(valueOffset)) : nil
+    }
+    /// The value when it is an ObjectId, read in place.
+    public var objectId: ObjectId? { type == .objectId ? ObjectId(reading: storage.base + valueOffset) : nil }
+    /// The embedded document or array as a view on the same bytes (arrays have keys "0", "1", …).
+    @inlinable public var document: Document? {
+      type == .document || type == .array ? Document(storage: storage, start: valueOffset, length: valueLength) : nil
+    }
+
+    /// Whether the value is a string equal to `string`, compared as UTF-8 bytes without decoding.
+    public func hasStringValue(_ string: String) -> Bool {
+      guard type == .string else { return false }
+      var string = string
+      let n = valueLength - 5  // Safe: a validated string value has a 4-byte length and a terminator.
+      return string.withUTF8 { s in
+        s.count == n && (n == 0 || memcmp(storage.base + valueOffset + 4, s.baseAddress!, n) == 0)
+      }
+    }
   }
 
   /// Walks the elements in order.
   public struct Iterator: IteratorProtocol {
-    let storage: DocumentStorage
+    @usableFromInline let storage: DocumentStorage
+    @usableFromInline let base: UnsafeRawPointer
     /// Offset in `storage` of the next element's type byte.
-    var position: Int
+    @usableFromInline var position: Int
     /// Offset in `storage` of the document's terminating zero.
-    let end: Int
+    @usableFromInline let end: Int
+
+    @inlinable
+    init(storage: DocumentStorage, position: Int, end: Int) {
+      self.storage = storage
+      self.base = storage.base
+      self.position = position
+      self.end = end
+    }
 
     /// Advances and returns the raw position of the next element, or `nil` at the end.
-    @inline(__always)
+    @inlinable @inline(__always)
     mutating func nextPosition() -> (type: UInt8, key: Int, keyLength: Int, value: Int, valueLength: Int)? {
       guard position < end else { return nil }
-      let base = storage.base
       let type = base.byte(position)
       let key = position &+ 1
       // Safe: validated documents have a zero byte terminating every key before `end`.
-      let keyLength = strlen(base.advanced(by: key).assumingMemoryBound(to: CChar.self))
-      let value = key &+ keyLength &+ 1
+      var keyEnd = key
+      while base.byte(keyEnd) != 0 { keyEnd &+= 1 }
+      let value = keyEnd &+ 1
       let valueLength = BSON.valueLength(type: type, at: base + value)
       position = value &+ valueLength
-      return (type, key, keyLength, value, valueLength)
+      return (type, key, keyEnd &- key, value, valueLength)
     }
 
+    @inlinable
     public mutating func next() -> Element? {
       guard let p = nextPosition() else { return nil }
       return Element(
@@ -81,6 +133,7 @@ extension Document: Sequence {
     }
   }
 
+  @inlinable
   public func makeIterator() -> Iterator {
     Iterator(storage: storage, position: start &+ 4, end: start &+ length &- 1)
   }
@@ -93,19 +146,38 @@ extension Document {
   /// - Complexity: O(n) in the number of elements.
   public func element(forKey key: String) -> Element? {
     var key = key
-    return key.withUTF8 { element(forKeyBytes: UnsafeRawBufferPointer($0)) }
+    return key.withUTF8 { k in
+      guard let p = Document.find(UnsafeRawBufferPointer(k), in: storage.base, at: start) else { return nil }
+      return Element(
+        storage: storage, keyOffset: p.key, keyLength: k.count, type: BSONType(rawValue: p.type),
+        valueOffset: p.value, valueLength: p.valueLength)
+    }
   }
 
+  /// Finds `key` in the validated document at `documentOffset` from `base`, walking raw bytes.
   @inline(__always)
-  func element(forKeyBytes k: UnsafeRawBufferPointer) -> Element? {
-    var it = makeIterator()
-    let base = storage.base
-    while let p = it.nextPosition() {
-      if p.keyLength == k.count && (k.count == 0 || memcmp(base + p.key, k.baseAddress!, k.count) == 0) {
-        return Element(
-          storage: storage, keyOffset: p.key, keyLength: p.keyLength, type: BSONType(rawValue: p.type),
-          valueOffset: p.value, valueLength: p.valueLength)
+  static func find(
+    _ key: UnsafeRawBufferPointer, in base: UnsafeRawPointer, at documentOffset: Int
+  ) -> (type: UInt8, key: Int, value: Int, valueLength: Int)? {
+    var position = documentOffset &+ 4
+    // Safe: validated documents have a length prefix and a terminator inside the storage.
+    let end = documentOffset &+ Int(base.int32LE(documentOffset)) &- 1
+    let keyCount = key.count
+    let first: UInt8 = keyCount > 0 ? key[0] : 0
+    while position < end {
+      let type = base.byte(position)
+      let keyStart = position &+ 1
+      var keyEnd = keyStart
+      while base.byte(keyEnd) != 0 { keyEnd &+= 1 }
+      let value = keyEnd &+ 1
+      let valueLength = BSON.valueLength(type: type, at: base + value)
+      if keyEnd &- keyStart == keyCount
+        && (keyCount == 0
+          || (base.byte(keyStart) == first && memcmp(base + keyStart, key.baseAddress!, keyCount) == 0))
+      {
+        return (type, keyStart, value, valueLength)
       }
+      position = value &+ valueLength
     }
     return nil
   }
@@ -122,22 +194,28 @@ extension Document {
     element(atPath: path)?.value
   }
 
-  /// The element at a dotted path (see ``subscript(_:)``).
+  /// The element at a dotted path (see ``subscript(_:)``), found by walking the bytes; only the
+  /// final element is materialized.
   public func element(atPath path: String) -> Element? {
     var path = path
     return path.withUTF8 { p -> Element? in
       let raw = UnsafeRawBufferPointer(p)
-      var current = self
+      let base = storage.base
+      var documentOffset = start
       var segmentStart = 0
       while true {
         var segmentEnd = segmentStart
-        while segmentEnd < raw.count && raw[segmentEnd] != UInt8(ascii: ".") { segmentEnd += 1 }
+        while segmentEnd < raw.count && raw[segmentEnd] != UInt8(ascii: ".") { segmentEnd &+= 1 }
         let segment = UnsafeRawBufferPointer(rebasing: raw[segmentStart..<segmentEnd])
-        guard let element = current.element(forKeyBytes: segment) else { return nil }
-        if segmentEnd == raw.count { return element }
-        guard element.type == .document || element.type == .array else { return nil }
-        current = Document(storage: storage, start: element.valueOffset, length: element.valueLength)
-        segmentStart = segmentEnd + 1
+        guard let found = Document.find(segment, in: base, at: documentOffset) else { return nil }
+        if segmentEnd == raw.count {
+          return Element(
+            storage: storage, keyOffset: found.key, keyLength: segment.count, type: BSONType(rawValue: found.type),
+            valueOffset: found.value, valueLength: found.valueLength)
+        }
+        guard found.type == BSONType.document.rawValue || found.type == BSONType.array.rawValue else { return nil }
+        documentOffset = found.value
+        segmentStart = segmentEnd &+ 1
       }
     }
   }

@@ -17,10 +17,10 @@ extension Document {
   /// - Complexity: O(n) in the document's bytes.
   public mutating func append(_ value: BSON, forKey key: String) {
     var writer = BSONWriter(capacity: length + key.utf8.count + 16)
-    withUnsafeBytes { writer.bytes.append(contentsOf: $0.dropLast()) }
+    withUnsafeBytes { writer.append(UnsafeRawBufferPointer(rebasing: $0.dropLast())) }
     writer.element(key, value)
     writer.endDocument(0)
-    self = Document(trustedBytes: writer.bytes)
+    self = writer.document()
   }
 
   /// Replaces the value of the first element named `key`, keeping its position, or appends it.

@@ -14,12 +14,20 @@ public struct ValidationOptions: Hashable, Sendable {
   public var maximumSize: Int
   /// Whether keys and strings must be valid UTF-8 (no overlong forms, surrogates or truncated sequences).
   public var checksUTF8: Bool
+  /// Whether array keys must be "0", "1", … in order, as the BSON spec requires. libbson and the
+  /// MongoDB server do not check them, and the BSON corpus calls other keys "degenerate" but
+  /// readable: turn this off to read such arrays (their keys are then ignored by array views).
+  public var checksArrayKeys: Bool
 
-  /// Creates options; the defaults are MongoDB's limits with UTF-8 checked.
-  public init(maximumDepth: Int = 100, maximumSize: Int = 16 * 1024 * 1024 + 16 * 1024, checksUTF8: Bool = true) {
+  /// Creates options; the defaults are MongoDB's limits with UTF-8 and array keys checked.
+  public init(
+    maximumDepth: Int = 100, maximumSize: Int = 16 * 1024 * 1024 + 16 * 1024, checksUTF8: Bool = true,
+    checksArrayKeys: Bool = true
+  ) {
     self.maximumDepth = maximumDepth
     self.maximumSize = maximumSize
     self.checksUTF8 = checksUTF8
+    self.checksArrayKeys = checksArrayKeys
   }
 
   /// MongoDB's limits, UTF-8 checked.
@@ -61,7 +69,9 @@ enum BSONValidator {
         .sizeLimitExceeded, "document length \(length) exceeds the limit of \(options.maximumSize) bytes",
         offset: offset)
     }
-    let v = Validator(base: base, checksUTF8: options.checksUTF8, maximumDepth: options.maximumDepth)
+    let v = Validator(
+      base: base, checksUTF8: options.checksUTF8, checksArrayKeys: options.checksArrayKeys,
+      maximumDepth: options.maximumDepth)
     try v.document(at: offset, limit: buffer.count, depth: 0, isArray: false)
     return length
   }
@@ -72,6 +82,7 @@ enum BSONValidator {
 struct Validator {
   let base: UnsafeRawPointer
   let checksUTF8: Bool
+  let checksArrayKeys: Bool
   let maximumDepth: Int
 
   /// Validates a document at `start` that must end at or before `limit`.
@@ -102,19 +113,29 @@ struct Validator {
       let typeOffset = p
       let type = base.byte(p)
       p &+= 1
-      // Find the key's terminator before the document's terminator.
-      guard let nul = memchr(base + p, 0, end - p) else {
-        throw BSONError(
-          .missingTerminator, "expected a key terminated by a zero byte before the end of the document", offset: p)
-      }
-      let keyLength = UnsafeRawPointer(nul) - (base + p)
+      // Find the key's terminator before the document's terminator, noting any non-ASCII byte.
       let keyStart = p
-      p &+= keyLength &+ 1
-      if checksUTF8, let bad = invalidUTF8Offset(base + keyStart, keyLength) {
+      var high: UInt8 = 0
+      while p < end {
+        let b = base.byte(p)
+        if b == 0 { break }
+        high |= b
+        p &+= 1
+      }
+      guard p < end else {
+        throw BSONError(
+          .missingTerminator, "expected a key terminated by a zero byte before the end of the document",
+          offset: keyStart)
+      }
+      let keyLength = p &- keyStart
+      p &+= 1
+      if high >= 0x80 && checksUTF8, let bad = invalidUTF8Offset(base + keyStart, keyLength) {
         throw BSONError(.invalidUTF8, "expected a UTF-8 key, found an invalid byte sequence", offset: keyStart + bad)
       }
       do throws(BSONError) {
-        if isArray { try checkArrayKey(at: keyStart, length: keyLength, index: index) }
+        if isArray && checksArrayKeys && !keyIsIndex(at: keyStart, length: keyLength, index: index) {
+          try arrayKeyError(at: keyStart, length: keyLength, index: index)
+        }
         p = try value(type: type, typeOffset: typeOffset, at: p, end: end, depth: depth)
       } catch {
         var error = error
@@ -130,14 +151,25 @@ struct Validator {
     String(decoding: UnsafeRawBufferPointer(start: base + offset, count: length), as: UTF8.self)
   }
 
-  @inline(never)
-  func checkArrayKey(at offset: Int, length: Int, index: Int) throws(BSONError) {
-    let expected = String(index)
-    guard key(at: offset, length: length) == expected else {
-      throw BSONError(
-        .invalidArrayKey,
-        "expected array key \"\(expected)\", found \"\(key(at: offset, length: length))\"", offset: offset)
+  /// Whether the key at `offset` is the decimal form of `index` ("0", "1", … with no leading zeros).
+  @inline(__always)
+  func keyIsIndex(at offset: Int, length: Int, index: Int) -> Bool {
+    if index < 10 { return length == 1 && Int(base.byte(offset)) == 0x30 &+ index }
+    var n = index
+    var i = length &- 1
+    while n > 0 {
+      guard i >= 0, Int(base.byte(offset &+ i)) == 0x30 &+ n % 10 else { return false }
+      n /= 10
+      i &-= 1
     }
+    return i == -1
+  }
+
+  @inline(never)
+  func arrayKeyError(at offset: Int, length: Int, index: Int) throws(BSONError) {
+    throw BSONError(
+      .invalidArrayKey, "expected array key \"\(index)\", found \"\(key(at: offset, length: length))\"",
+      offset: offset)
   }
 
   @inline(__always)

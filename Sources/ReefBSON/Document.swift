@@ -19,13 +19,13 @@
 /// doc["address.city"]  // .string("London")
 /// ```
 public struct Document: Sendable {
-  let storage: DocumentStorage
+  @usableFromInline let storage: DocumentStorage
   /// Offset of the document's first byte (its length prefix) in `storage`.
-  let start: Int
+  @usableFromInline let start: Int
   /// Total length in bytes, including the length prefix and the terminating zero.
-  let length: Int
+  @usableFromInline let length: Int
 
-  @inline(__always)
+  @inlinable @inline(__always)
   init(storage: DocumentStorage, start: Int, length: Int) {
     self.storage = storage
     self.start = start

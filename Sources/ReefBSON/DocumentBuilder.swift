@@ -24,10 +24,9 @@ public struct DocumentBuilder {
     start = writer.beginDocument()
   }
 
-  /// Continues writing into `bytes` (which is left empty until the builder hands it back).
-  init(takingBytes bytes: inout [UInt8]) {
-    writer = BSONWriter(capacity: 0)
-    swap(&writer.bytes, &bytes)
+  /// Continues writing into `parent`'s buffer, which is left with a placeholder until handed back.
+  init(taking parent: inout BSONWriter) {
+    writer = parent.take()
     start = writer.beginDocument()
   }
 
@@ -83,10 +82,10 @@ public struct DocumentBuilder {
     _ key: String, _ build: (inout DocumentBuilder) throws(E) -> Void
   ) throws(E) {
     writer.header(.document, key)
-    var nested = DocumentBuilder(takingBytes: &writer.bytes)
+    var nested = DocumentBuilder(taking: &writer)
     defer {
       nested.writer.endDocument(nested.start)
-      swap(&nested.writer.bytes, &writer.bytes)
+      writer = nested.writer.take()
     }
     try build(&nested)
   }
@@ -94,30 +93,23 @@ public struct DocumentBuilder {
   /// Appends an array written by `build`, in place.
   public mutating func appendArray<E: Error>(_ key: String, _ build: (inout ArrayBuilder) throws(E) -> Void) throws(E) {
     writer.header(.array, key)
-    var nested = ArrayBuilder(builder: DocumentBuilder(takingBytes: &writer.bytes))
+    var nested = ArrayBuilder(builder: DocumentBuilder(taking: &writer))
     defer {
       nested.builder.writer.endDocument(nested.builder.start)
-      swap(&nested.builder.writer.bytes, &writer.bytes)
+      writer = nested.builder.writer.take()
     }
     try build(&nested)
   }
 
   /// The number of bytes written so far (without the terminator).
-  public var byteCount: Int { writer.bytes.count - start }
+  public var byteCount: Int { writer.count - start }
 
-  /// The finished document.
-  public var document: Document {
-    var copy = writer
-    copy.endDocument(start)
-    return Document(trustedBytes: copy.bytes)
-  }
+  /// The finished document; the builder can go on appending afterwards.
+  /// - Complexity: O(n): the bytes are copied once.
+  public var document: Document { writer.finishedDocument(from: start) }
 
   /// The finished document's bytes.
-  public var bytes: [UInt8] {
-    var copy = writer
-    copy.endDocument(start)
-    return copy.bytes
-  }
+  public var bytes: [UInt8] { document.bytes }
 }
 
 /// Builds a BSON array; keys "0", "1", … are generated.

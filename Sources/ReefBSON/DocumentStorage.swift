@@ -1,9 +1,10 @@
 /// Immutable bytes that one or more `Document` views point into: either memory Reef allocated
 /// and owns, or external memory (a memory map, a read buffer) kept alive by an owner object.
+@usableFromInline
 final class DocumentStorage: @unchecked Sendable {
   // @unchecked Sendable: the bytes are never written after init, so sharing them is safe.
-  let base: UnsafeRawPointer
-  let count: Int
+  @usableFromInline let base: UnsafeRawPointer
+  @usableFromInline let count: Int
   private let owner: AnyObject?
   private let owned: Bool
 
@@ -50,20 +51,21 @@ final class DocumentStorage: @unchecked Sendable {
 }
 
 extension UnsafeRawPointer {
+  // All readers below are unaligned little-endian loads; callers bounds-check first.
   /// Reads a little-endian Int32 at `offset`.
-  @inline(__always)
+  @inlinable @inline(__always)
   func int32LE(_ offset: Int) -> Int32 {
     Int32(littleEndian: loadUnaligned(fromByteOffset: offset, as: Int32.self))
   }
-  @inline(__always)
+  @inlinable @inline(__always)
   func int64LE(_ offset: Int) -> Int64 {
     Int64(littleEndian: loadUnaligned(fromByteOffset: offset, as: Int64.self))
   }
-  @inline(__always)
+  @inlinable @inline(__always)
   func uint64LE(_ offset: Int) -> UInt64 {
     UInt64(littleEndian: loadUnaligned(fromByteOffset: offset, as: UInt64.self))
   }
-  @inline(__always)
+  @inlinable @inline(__always)
   func byte(_ offset: Int) -> UInt8 {
     load(fromByteOffset: offset, as: UInt8.self)
   }

@@ -1,0 +1,84 @@
+/// One step of a coding path: the key of a document element or the index of an array element.
+enum CodingPathComponent {
+  /// The top-level value, which has no key.
+  case root
+  case key(any CodingKey)
+  case index(Int)
+  /// A key known only as a string (dictionary keys).
+  case name(String)
+
+  /// The component as a coding key; `nil` for the root.
+  var codingKey: (any CodingKey)? {
+    switch self {
+    case .root: nil
+    case .key(let key): key
+    case .index(let index): BSONCodingKey(index: index)
+    case .name(let name): BSONCodingKey(stringValue: name)
+    }
+  }
+}
+
+/// A node of an encoding coding path, built lazily: each container knows its parent and its own
+/// key, and the `[CodingKey]` array is only made when someone asks for it (usually for an error).
+/// (The decoder keeps its path in `PathEntry`s instead.)
+class CodingPathNode {
+  /// The node of the enclosing container, or `nil` at the top level.
+  final let parent: CodingPathNode?
+  /// This node's key in its parent.
+  final let component: CodingPathComponent
+
+  init(parent: CodingPathNode?, component: CodingPathComponent) {
+    self.parent = parent
+    self.component = component
+  }
+
+  /// The keys from the top level down to this node.
+  final var codingPath: [any CodingKey] { CodingPathNode.path(parent, component) }
+
+  /// The path of a value whose parent is `parent` and whose key is `component`.
+  static func path(_ parent: CodingPathNode?, _ component: CodingPathComponent) -> [any CodingKey] {
+    var keys: [any CodingKey] = []
+    if let key = component.codingKey { keys.append(key) }
+    var node = parent
+    while let current = node {
+      if let key = current.component.codingKey { keys.append(key) }
+      node = current.parent
+    }
+    keys.reverse()
+    return keys
+  }
+}
+
+/// Where a value being encoded sits: its parent node and its key, without allocating a node for it.
+struct CodingPathRef {
+  let parent: CodingPathNode?
+  let component: CodingPathComponent
+
+  /// The keys from the top level down to the value.
+  var codingPath: [any CodingKey] { CodingPathNode.path(parent, component) }
+}
+
+/// A coding key for array indices, dictionary keys and `super`.
+struct BSONCodingKey: CodingKey {
+  let stringValue: String
+  let intValue: Int?
+
+  init(stringValue: String) {
+    self.stringValue = stringValue
+    self.intValue = nil
+  }
+
+  init(intValue: Int) {
+    self.stringValue = String(intValue)
+    self.intValue = intValue
+  }
+
+  /// The key of array element `index`, whose string value is the decimal index as in BSON.
+  init(index: Int) {
+    self.stringValue = arrayKey(index)
+    self.intValue = index
+  }
+
+  /// The key `superEncoder()` and `superDecoder()` use.
+  static let `super` = BSONCodingKey(stringValue: "super")
+}

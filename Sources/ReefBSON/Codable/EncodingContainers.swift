@@ -1,0 +1,285 @@
+extension EncodingNode: Encoder {
+  var userInfo: [CodingUserInfoKey: Any] { state.userInfo }
+
+  func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+    becomeContainer(.document)
+    return KeyedEncodingContainer(KeyedBSONEncodingContainer<Key>(node: self))
+  }
+
+  func unkeyedContainer() -> any UnkeyedEncodingContainer {
+    becomeContainer(.array)
+    return UnkeyedBSONEncodingContainer(node: self)
+  }
+
+  func singleValueContainer() -> any SingleValueEncodingContainer { self }
+}
+
+/// The error for an integer that BSON's int64 cannot hold.
+@inline(never)
+func integerOverflow<I: BinaryInteger>(_ value: I, _ codingPath: [any CodingKey]) -> EncodingError {
+  EncodingError.invalidValue(
+    value,
+    EncodingError.Context(
+      codingPath: codingPath, debugDescription: "\(I.self) value \(value) does not fit in a BSON int64"))
+}
+
+// MARK: - Single value
+
+extension EncodingNode: SingleValueEncodingContainer {
+  func encodeNil() throws { try writeSingle(.null) { _ in } }
+  func encode(_ value: Bool) throws { try writeSingle(.bool) { $0.byte(value ? 1 : 0) } }
+  func encode(_ value: String) throws { try writeSingle(.string) { $0.string(value) } }
+  func encode(_ value: Double) throws { try writeSingle(.double) { $0.uint64(value.bitPattern) } }
+  func encode(_ value: Float) throws { try writeSingle(.double) { $0.uint64(Double(value).bitPattern) } }
+  func encode(_ value: Int) throws { try writeSingle(.int64) { $0.int64(Int64(value)) } }
+  func encode(_ value: Int8) throws { try writeSingle(.int32) { $0.int32(Int32(value)) } }
+  func encode(_ value: Int16) throws { try writeSingle(.int32) { $0.int32(Int32(value)) } }
+  func encode(_ value: Int32) throws { try writeSingle(.int32) { $0.int32(value) } }
+  func encode(_ value: Int64) throws { try writeSingle(.int64) { $0.int64(value) } }
+  func encode(_ value: UInt8) throws { try writeSingle(.int32) { $0.int32(Int32(value)) } }
+  func encode(_ value: UInt16) throws { try writeSingle(.int32) { $0.int32(Int32(value)) } }
+  func encode(_ value: UInt32) throws { try writeSingle(.int64) { $0.int64(Int64(value)) } }
+
+  func encode(_ value: UInt) throws {
+    guard let v = Int64(exactly: value) else { throw integerOverflow(value, codingPath) }
+    try writeSingle(.int64) { $0.int64(v) }
+  }
+
+  func encode(_ value: UInt64) throws {
+    guard let v = Int64(exactly: value) else { throw integerOverflow(value, codingPath) }
+    try writeSingle(.int64) { $0.int64(v) }
+  }
+
+  func encode(_ value: Int128) throws {
+    guard let v = Int64(exactly: value) else { throw integerOverflow(value, codingPath) }
+    try writeSingle(.int64) { $0.int64(v) }
+  }
+
+  func encode(_ value: UInt128) throws {
+    guard let v = Int64(exactly: value) else { throw integerOverflow(value, codingPath) }
+    try writeSingle(.int64) { $0.int64(v) }
+  }
+
+  func encode<T: Encodable>(_ value: T) throws { try encodeSingle(value) }
+}
+
+// MARK: - Keyed
+
+/// A keyed container: the elements of an embedded document, written in place in encoding order.
+struct KeyedBSONEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+  let node: EncodingNode
+
+  var codingPath: [any CodingKey] { node.codingPath }
+
+  @inline(__always)
+  private func scalar(_ type: BSONType, _ key: Key, _ value: ScalarValue) throws {
+    try node.writeScalar(type, key: key.stringValue, component: .key(key), value)
+  }
+
+  private func overflow<I: BinaryInteger>(_ value: I, _ key: Key) -> EncodingError {
+    integerOverflow(value, CodingPathNode.path(node, .key(key)))
+  }
+
+  mutating func encodeNil(forKey key: Key) throws { try scalar(.null, key, .none) }
+  mutating func encode(_ value: Bool, forKey key: Key) throws { try scalar(.bool, key, .byte(value ? 1 : 0)) }
+  mutating func encode(_ value: String, forKey key: Key) throws { try scalar(.string, key, .string(value)) }
+  mutating func encode(_ value: Double, forKey key: Key) throws {
+    try scalar(.double, key, .bits(value.bitPattern))
+  }
+  mutating func encode(_ value: Float, forKey key: Key) throws {
+    try scalar(.double, key, .bits(Double(value).bitPattern))
+  }
+  mutating func encode(_ value: Int, forKey key: Key) throws { try scalar(.int64, key, .int64(Int64(value))) }
+  mutating func encode(_ value: Int8, forKey key: Key) throws { try scalar(.int32, key, .int32(Int32(value))) }
+  mutating func encode(_ value: Int16, forKey key: Key) throws { try scalar(.int32, key, .int32(Int32(value))) }
+  mutating func encode(_ value: Int32, forKey key: Key) throws { try scalar(.int32, key, .int32(value)) }
+  mutating func encode(_ value: Int64, forKey key: Key) throws { try scalar(.int64, key, .int64(value)) }
+  mutating func encode(_ value: UInt8, forKey key: Key) throws { try scalar(.int32, key, .int32(Int32(value))) }
+  mutating func encode(_ value: UInt16, forKey key: Key) throws { try scalar(.int32, key, .int32(Int32(value))) }
+  mutating func encode(_ value: UInt32, forKey key: Key) throws { try scalar(.int64, key, .int64(Int64(value))) }
+
+  mutating func encode(_ value: UInt, forKey key: Key) throws {
+    guard let v = Int64(exactly: value) else { throw overflow(value, key) }
+    try scalar(.int64, key, .int64(v))
+  }
+
+  mutating func encode(_ value: UInt64, forKey key: Key) throws {
+    guard let v = Int64(exactly: value) else { throw overflow(value, key) }
+    try scalar(.int64, key, .int64(v))
+  }
+
+  mutating func encode(_ value: Int128, forKey key: Key) throws {
+    guard let v = Int64(exactly: value) else { throw overflow(value, key) }
+    try scalar(.int64, key, .int64(v))
+  }
+
+  mutating func encode(_ value: UInt128, forKey key: Key) throws {
+    guard let v = Int64(exactly: value) else { throw overflow(value, key) }
+    try scalar(.int64, key, .int64(v))
+  }
+
+  mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+    try node.encodeElement(value, key: key.stringValue, component: .key(key))
+  }
+
+  // `nil` is left out or written as null, per `nilEncodingStrategy`.
+
+  @inline(__always)
+  private mutating func absent(_ key: Key) throws {
+    if node.state.options.encodesNil { try encodeNil(forKey: key) }
+  }
+
+  mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) } else { try absent(key) }
+  }
+  mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) } else { try absent(key) }
+  }
+  mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) } else { try absent(key) }
+  }
+  mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) } else { try absent(key) }
+  }
+  mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) } else { try absent(key) }
+  }
+  mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) } else { try absent(key) }
+  }
+  mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) } else { try absent(key) }
+  }
+  mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) } else { try absent(key) }
+  }
+  mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) } else { try absent(key) }
+  }
+  mutating func encodeIfPresent(_ value: Int128?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) } else { try absent(key) }
+  }
+  mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) } else { try absent(key) }
+  }
+  mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) } else { try absent(key) }
+  }
+  mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) } else { try absent(key) }
+  }
+  mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) } else { try absent(key) }
+  }
+  mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) } else { try absent(key) }
+  }
+  mutating func encodeIfPresent(_ value: UInt128?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) } else { try absent(key) }
+  }
+  mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) } else { try absent(key) }
+  }
+
+  mutating func nestedContainer<NestedKey: CodingKey>(
+    keyedBy keyType: NestedKey.Type, forKey key: Key
+  ) -> KeyedEncodingContainer<NestedKey> {
+    let child = node.nestedContainerNode(.document, key: key.stringValue, component: .key(key))
+    return KeyedEncodingContainer(KeyedBSONEncodingContainer<NestedKey>(node: child))
+  }
+
+  mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+    UnkeyedBSONEncodingContainer(node: node.nestedContainerNode(.array, key: key.stringValue, component: .key(key)))
+  }
+
+  mutating func superEncoder() -> any Encoder {
+    node.superEncoderNode(key: BSONCodingKey.super.stringValue, component: .key(BSONCodingKey.super))
+  }
+
+  mutating func superEncoder(forKey key: Key) -> any Encoder {
+    node.superEncoderNode(key: key.stringValue, component: .key(key))
+  }
+}
+
+// MARK: - Unkeyed
+
+/// An unkeyed container: the elements of an array (keys "0", "1", …), written in place.
+struct UnkeyedBSONEncodingContainer: UnkeyedEncodingContainer {
+  let node: EncodingNode
+
+  var codingPath: [any CodingKey] { node.codingPath }
+  var count: Int { node.count }
+
+  @inline(__always)
+  private func scalar(_ type: BSONType, _ value: ScalarValue) throws {
+    let index = node.count
+    try node.writeScalar(type, key: arrayKey(index), component: .index(index), value)
+    node.count = index + 1
+  }
+
+  private func overflow<I: BinaryInteger>(_ value: I) -> EncodingError {
+    integerOverflow(value, CodingPathNode.path(node, .index(node.count)))
+  }
+
+  mutating func encodeNil() throws { try scalar(.null, .none) }
+  mutating func encode(_ value: Bool) throws { try scalar(.bool, .byte(value ? 1 : 0)) }
+  mutating func encode(_ value: String) throws { try scalar(.string, .string(value)) }
+  mutating func encode(_ value: Double) throws { try scalar(.double, .bits(value.bitPattern)) }
+  mutating func encode(_ value: Float) throws { try scalar(.double, .bits(Double(value).bitPattern)) }
+  mutating func encode(_ value: Int) throws { try scalar(.int64, .int64(Int64(value))) }
+  mutating func encode(_ value: Int8) throws { try scalar(.int32, .int32(Int32(value))) }
+  mutating func encode(_ value: Int16) throws { try scalar(.int32, .int32(Int32(value))) }
+  mutating func encode(_ value: Int32) throws { try scalar(.int32, .int32(value)) }
+  mutating func encode(_ value: Int64) throws { try scalar(.int64, .int64(value)) }
+  mutating func encode(_ value: UInt8) throws { try scalar(.int32, .int32(Int32(value))) }
+  mutating func encode(_ value: UInt16) throws { try scalar(.int32, .int32(Int32(value))) }
+  mutating func encode(_ value: UInt32) throws { try scalar(.int64, .int64(Int64(value))) }
+
+  mutating func encode(_ value: UInt) throws {
+    guard let v = Int64(exactly: value) else { throw overflow(value) }
+    try scalar(.int64, .int64(v))
+  }
+
+  mutating func encode(_ value: UInt64) throws {
+    guard let v = Int64(exactly: value) else { throw overflow(value) }
+    try scalar(.int64, .int64(v))
+  }
+
+  mutating func encode(_ value: Int128) throws {
+    guard let v = Int64(exactly: value) else { throw overflow(value) }
+    try scalar(.int64, .int64(v))
+  }
+
+  mutating func encode(_ value: UInt128) throws {
+    guard let v = Int64(exactly: value) else { throw overflow(value) }
+    try scalar(.int64, .int64(v))
+  }
+
+  mutating func encode<T: Encodable>(_ value: T) throws {
+    let index = node.count
+    try node.encodeElement(value, key: arrayKey(index), component: .index(index))
+    node.count = index + 1
+  }
+
+  mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<
+    NestedKey
+  > {
+    let index = node.count
+    node.count = index + 1
+    let child = node.nestedContainerNode(.document, key: arrayKey(index), component: .index(index))
+    return KeyedEncodingContainer(KeyedBSONEncodingContainer<NestedKey>(node: child))
+  }
+
+  mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+    let index = node.count
+    node.count = index + 1
+    return UnkeyedBSONEncodingContainer(
+      node: node.nestedContainerNode(.array, key: arrayKey(index), component: .index(index)))
+  }
+
+  mutating func superEncoder() -> any Encoder {
+    let index = node.count
+    node.count = index + 1
+    return node.superEncoderNode(key: arrayKey(index), component: .index(index))
+  }
+}

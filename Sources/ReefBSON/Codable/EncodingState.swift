@@ -1,0 +1,651 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The state of one `BSONEncoder.encode` call.
+///
+/// In the normal (fast) mode every container writes into the one `writer`, in place: a nested
+/// container's header and length prefix are written when it is created, its elements follow, and
+/// its terminator and length are written when something outside it is written next (or at the
+/// end). `frames` is the chain of open containers, outermost first. A write to a container that
+/// was already closed means the containers were used out of order; the state then sets
+/// `needsTreeMode` and the encoder starts again in tree mode, where every container keeps its own
+/// bytes and the pieces are joined at the end.
+final class EncodingState {
+  let options: EncodingOptions
+  /// Whether every container keeps its own bytes (the second, order-independent pass).
+  let isTree: Bool
+  /// The output in fast mode. It lives behind a pointer (as do `frames`) so that the many small
+  /// writes cost no dynamic exclusivity check.
+  var writer: BSONWriter {
+    unsafeAddress { UnsafePointer(writerStorage) }
+    unsafeMutableAddress { writerStorage }
+  }
+  /// The open containers and pending values in fast mode, outermost first.
+  var frames: [EncodingNode] {
+    unsafeAddress { UnsafePointer(framesStorage) }
+    unsafeMutableAddress { framesStorage }
+  }
+  private let writerStorage = UnsafeMutablePointer<BSONWriter>.allocate(capacity: 1)
+  private let framesStorage = UnsafeMutablePointer<[EncodingNode]>.allocate(capacity: 1)
+  /// Set in fast mode when a container was used after it was closed.
+  var needsTreeMode = false
+  /// The first error from an API that cannot throw (`container(keyedBy:)` and the like).
+  var error: (any Error)?
+  private var cachedUserInfo: [CodingUserInfoKey: Any]?
+
+  init(options: EncodingOptions, isTree: Bool) {
+    self.options = options
+    self.isTree = isTree
+    writerStorage.initialize(to: BSONWriter(capacity: isTree ? 16 : 256))
+    framesStorage.initialize(to: [])
+  }
+
+  deinit {
+    writerStorage.deinitialize(count: 1)
+    writerStorage.deallocate()
+    framesStorage.deinitialize(count: 1)
+    framesStorage.deallocate()
+  }
+
+  /// `userInfo` as the `Encoder` protocol wants it.
+  var userInfo: [CodingUserInfoKey: Any] {
+    if let cachedUserInfo { return cachedUserInfo }
+    let info = options.userInfo.mapValues { $0 as Any }
+    cachedUserInfo = info
+    return info
+  }
+
+  /// Records the first error of an API that cannot throw; `encode` throws it at the end.
+  func record(_ error: any Error) {
+    if self.error == nil { self.error = error }
+  }
+
+  /// Makes `node` the innermost open container so that it can be written to. Returns `false`
+  /// (and switches to tree mode) when `node` was closed already.
+  @inline(__always)
+  func prepareWrite(_ node: EncodingNode) -> Bool {
+    if frames.last === node { return true }
+    return prepareWriteSlow(node)
+  }
+
+  @inline(never)
+  func prepareWriteSlow(_ node: EncodingNode) -> Bool {
+    guard node.isOpen else {
+      needsTreeMode = true
+      return false
+    }
+    while frames.last !== node { closeInnermost() }
+    return true
+  }
+
+  /// Closes the innermost open frame: writes its terminator and length, or an empty document for
+  /// a value that never encoded anything.
+  func closeInnermost() {
+    let node = frames.removeLast()
+    node.isOpen = false
+    switch node.kind {
+    case .document, .array: writer.endDocument(node.start)
+    case .pending: writer.emptyDocument()  // its type byte is already 0x03
+    case .value: break
+    }
+  }
+
+  /// Closes `node` and everything opened inside it, when it is still open.
+  func close(through node: EncodingNode) {
+    guard node.isOpen else { return }
+    while let innermost = frames.last {
+      closeInnermost()
+      if innermost === node { return }
+    }
+  }
+
+  /// Undoes an element whose encoding threw: drops the frames above `depth` and the bytes from
+  /// `mark`. Returns `false` when that is impossible because the element's container was closed
+  /// meanwhile (out-of-order use); the caller then switches to tree mode.
+  func rollBack(to depth: Int, container: EncodingNode, mark: Int) -> Bool {
+    guard frames.count >= depth, frames[depth - 1] === container else {
+      needsTreeMode = true
+      return false
+    }
+    while frames.count > depth { frames.removeLast().isOpen = false }
+    writer.truncate(to: mark)
+    return true
+  }
+
+  /// The finished document in fast mode (closes what is still open).
+  func finishFast() -> BSONWriter {
+    while !frames.isEmpty { closeInnermost() }
+    return writer
+  }
+
+  /// The finished document in tree mode: the root's pieces joined.
+  func finishTree(_ root: EncodingNode) -> BSONWriter {
+    var out = BSONWriter(capacity: 256)
+    root.assemble(into: &out)
+    return out
+  }
+}
+
+/// One value being encoded, and, once it asks for a container, that document or array.
+///
+/// The node is the `Encoder` handed to `encode(to:)`, its single-value container, the storage
+/// behind its keyed and unkeyed containers, and its own coding-path node.
+final class EncodingNode: CodingPathNode {
+  enum Kind {
+    /// Nothing encoded yet; closed as an empty document.
+    case pending
+    case document
+    case array
+    /// A single value was encoded.
+    case value
+  }
+
+  let state: EncodingState
+  var kind: Kind
+  /// The offset of this element's type byte: in `state.writer` in fast mode, in the parent's
+  /// `own` bytes in tree mode; -1 for the top-level value.
+  let typeOffset: Int
+  /// Fast mode: the offset of the length prefix once this is a document or array.
+  var start = 0
+  /// Fast mode: whether the node is in `state.frames`.
+  var isOpen = false
+  /// The number of array elements written.
+  var count = 0
+  /// Tree mode: this node's own bytes (elements without the length prefix and terminator, or the
+  /// value of a single value). Made on first use, so fast mode never allocates it.
+  lazy var own = BSONWriter(capacity: 64)
+  /// Tree mode: nested values, each with the offset in `own` where its bytes go.
+  var children: [(offset: Int, node: EncodingNode)] = []
+
+  init(state: EncodingState, parent: EncodingNode?, component: CodingPathComponent, kind: Kind, typeOffset: Int) {
+    self.state = state
+    self.kind = kind
+    self.typeOffset = typeOffset
+    super.init(parent: parent, component: component)
+  }
+
+  /// The top-level node of an encoding.
+  static func root(_ state: EncodingState) -> EncodingNode {
+    let node = EncodingNode(state: state, parent: nil, component: .root, kind: .pending, typeOffset: -1)
+    if !state.isTree {
+      node.isOpen = true
+      state.frames.append(node)
+    }
+    return node
+  }
+
+  @inline(__always) var isRoot: Bool { typeOffset < 0 }
+
+  /// The node whose bytes hold this node's header (tree mode).
+  var owner: EncodingNode { unsafeDowncast(parent!, to: EncodingNode.self) }
+
+  // MARK: - Elements of a document or array
+
+  /// Writes `type`, `key` and then the value through `value`: one element of this container.
+  @inline(__always)
+  func writeElement(
+    _ type: BSONType, key: String, component: @autoclosure () -> CodingPathComponent,
+    _ value: (inout BSONWriter) -> Void
+  ) throws {
+    let written: Bool
+    if state.isTree {
+      written = Self.put(type, key, into: &own, value)
+    } else {
+      guard state.prepareWrite(self) else { return }
+      written = Self.put(type, key, into: &state.writer, value)
+    }
+    if !written { throw invalidKey(key, component()) }
+  }
+
+  /// Writes one element whose value is a scalar, in a single reservation of the writer.
+  @inline(__always)
+  func writeScalar(
+    _ type: BSONType, key: String, component: @autoclosure () -> CodingPathComponent, _ value: ScalarValue
+  )
+    throws
+  {
+    let written: Bool
+    if state.isTree {
+      written = own.appendScalarElement(type.rawValue, key, value)
+    } else {
+      guard state.prepareWrite(self) else { return }
+      written = state.writer.appendScalarElement(type.rawValue, key, value)
+    }
+    if !written { throw invalidKey(key, component()) }
+  }
+
+  @inline(__always)
+  static func put(_ type: BSONType, _ key: String, into w: inout BSONWriter, _ value: (inout BSONWriter) -> Void)
+    -> Bool
+  {
+    let mark = w.count
+    w.byte(type.rawValue)
+    guard w.appendKey(key) else {
+      w.truncate(to: mark)
+      return false
+    }
+    value(&w)
+    return true
+  }
+
+  /// Writes an element whose value is encoded by `body` through a child encoder, in place.
+  func writeNested(key: String, component: CodingPathComponent, _ body: (EncodingNode) throws -> Void) throws {
+    if state.isTree {
+      let mark = own.count
+      let childCount = children.count
+      own.byte(BSONType.document.rawValue)
+      guard own.appendKey(key) else {
+        own.truncate(to: mark)
+        throw invalidKey(key, component)
+      }
+      let child = EncodingNode(state: state, parent: self, component: component, kind: .pending, typeOffset: mark)
+      children.append((own.count, child))
+      do {
+        try body(child)
+      } catch {
+        own.truncate(to: mark)
+        children.removeSubrange(childCount...)
+        throw error
+      }
+      return
+    }
+    guard state.prepareWrite(self), !state.needsTreeMode else { return }
+    let mark = state.writer.count
+    let depth = state.frames.count
+    // A document until the value says otherwise, so that a value that encodes nothing is `{}`.
+    state.writer.byte(BSONType.document.rawValue)
+    guard state.writer.appendKey(key) else {
+      state.writer.truncate(to: mark)
+      throw invalidKey(key, component)
+    }
+    let child = EncodingNode(state: state, parent: self, component: component, kind: .pending, typeOffset: mark)
+    child.isOpen = true
+    state.frames.append(child)
+    do {
+      try body(child)
+    } catch {
+      // In tree mode the error (if it is real) happens again and is thrown from there.
+      if state.needsTreeMode || !state.rollBack(to: depth, container: self, mark: mark) { return }
+      throw error
+    }
+    state.close(through: child)
+  }
+
+  /// Creates a nested document or array container as the element `key`.
+  func nestedContainerNode(_ wanted: Kind, key: String, component: CodingPathComponent) -> EncodingNode {
+    let type: BSONType = wanted == .array ? .array : .document
+    if state.isTree {
+      let mark = own.count
+      own.byte(type.rawValue)
+      guard own.appendKey(key) else {
+        own.truncate(to: mark)
+        state.record(invalidKey(key, component))
+        return detachedNode(wanted, component)
+      }
+      let child = EncodingNode(state: state, parent: self, component: component, kind: wanted, typeOffset: mark)
+      children.append((own.count, child))
+      return child
+    }
+    guard state.prepareWrite(self) else { return detachedNode(wanted, component) }
+    let mark = state.writer.count
+    state.writer.byte(type.rawValue)
+    guard state.writer.appendKey(key) else {
+      state.writer.truncate(to: mark)
+      state.record(invalidKey(key, component))
+      return detachedNode(wanted, component)
+    }
+    let child = EncodingNode(state: state, parent: self, component: component, kind: wanted, typeOffset: mark)
+    child.start = state.writer.beginDocument()
+    child.isOpen = true
+    state.frames.append(child)
+    return child
+  }
+
+  /// Creates a pending value as the element `key`, for `superEncoder()`.
+  func superEncoderNode(key: String, component: CodingPathComponent) -> EncodingNode {
+    if state.isTree {
+      let mark = own.count
+      own.byte(BSONType.document.rawValue)
+      guard own.appendKey(key) else {
+        own.truncate(to: mark)
+        state.record(invalidKey(key, component))
+        return detachedNode(.pending, component)
+      }
+      let child = EncodingNode(state: state, parent: self, component: component, kind: .pending, typeOffset: mark)
+      children.append((own.count, child))
+      return child
+    }
+    guard state.prepareWrite(self) else { return detachedNode(.pending, component) }
+    let mark = state.writer.count
+    state.writer.byte(BSONType.document.rawValue)
+    guard state.writer.appendKey(key) else {
+      state.writer.truncate(to: mark)
+      state.record(invalidKey(key, component))
+      return detachedNode(.pending, component)
+    }
+    let child = EncodingNode(state: state, parent: self, component: component, kind: .pending, typeOffset: mark)
+    child.isOpen = true
+    state.frames.append(child)
+    return child
+  }
+
+  /// A node whose writes go nowhere, for containers that could not be created (the error is
+  /// recorded, or tree mode will redo the work).
+  private func detachedNode(_ kind: Kind, _ component: CodingPathComponent) -> EncodingNode {
+    EncodingNode(state: state, parent: self, component: component, kind: kind, typeOffset: Int.max)
+  }
+
+  /// Encodes `value` as the element `key` of this container.
+  func encodeElement<T: Encodable>(_ value: T, key: String, component: CodingPathComponent) throws {
+    if let primitive = value as? any BSONEncodingPrimitive {
+      switch try primitive.bsonEncoding(state.options, at: CodingPathRef(parent: self, component: component)) {
+      case .value(let bson):
+        if let scalar = ScalarValue(bson) { return try writeScalar(bson.type, key: key, component: component, scalar) }
+        return try writeElement(bson.type, key: key, component: component) { $0.value(bson) }
+      case .deferred:
+        break
+      case .custom(let body):
+        return try writeNested(key: key, component: component) { try body($0) }
+      }
+    }
+    try writeNested(key: key, component: component) { try value.encode(to: $0) }
+  }
+
+  /// The next array element's key and path component (the count is advanced by the caller on success).
+  @inline(__always) var nextIndexKey: String { arrayKey(count) }
+
+  // MARK: - A single value
+
+  /// Writes this pending value as a single BSON value of `type`.
+  @inline(__always)
+  func writeSingle(_ type: BSONType, _ value: (inout BSONWriter) -> Void) throws {
+    guard kind == .pending, !isRoot || type == .document else { throw singleValueError(type) }
+    if state.isTree {
+      if typeOffset != Int.max && !isRoot { owner.own[typeOffset] = type.rawValue }
+      value(&own)
+      kind = .value
+      return
+    }
+    // A pending value is always the innermost open frame until it is closed.
+    guard state.frames.last === self else {
+      state.needsTreeMode = true
+      return
+    }
+    if !isRoot { state.writer[typeOffset] = type.rawValue }
+    value(&state.writer)
+    kind = .value
+    state.frames.removeLast()
+    isOpen = false
+  }
+
+  /// Encodes `value` as this node's value.
+  func encodeSingle<T: Encodable>(_ value: T) throws {
+    if let primitive = value as? any BSONEncodingPrimitive {
+      switch try primitive.bsonEncoding(state.options, at: CodingPathRef(parent: parent, component: component)) {
+      case .value(let bson):
+        return try writeSingle(bson.type) { $0.value(bson) }
+      case .deferred:
+        break
+      case .custom(let body):
+        return try body(self)
+      }
+    }
+    try value.encode(to: self)
+  }
+
+  /// Turns this pending value into a document or array container (or checks that it is one).
+  func becomeContainer(_ wanted: Kind) {
+    if kind == wanted { return }
+    guard kind == .pending else {
+      state.record(containerMisuse(wanted))
+      return
+    }
+    if isRoot && wanted == .array {
+      state.record(
+        EncodingError.invalidValue(
+          [Any](),
+          EncodingError.Context(
+            codingPath: [],
+            debugDescription: "BSONEncoder needs a document at the top level (a keyed container), found an unkeyed "
+              + "container (an array); wrap the array in a struct or encode it as a field")))
+    }
+    let type: BSONType = wanted == .array ? .array : .document
+    kind = wanted
+    if state.isTree {
+      if typeOffset != Int.max && !isRoot { owner.own[typeOffset] = type.rawValue }
+      return
+    }
+    guard state.frames.last === self else {
+      state.needsTreeMode = true
+      return
+    }
+    if !isRoot { state.writer[typeOffset] = type.rawValue }
+    start = state.writer.beginDocument()
+  }
+
+  // MARK: - Tree mode
+
+  /// Appends this node's finished bytes (tree mode).
+  func assemble(into out: inout BSONWriter) {
+    switch kind {
+    case .value:
+      out.append(own, 0..<own.count)
+    case .pending:
+      out.emptyDocument()
+    case .document, .array:
+      let start = out.beginDocument()
+      var from = 0
+      for (offset, child) in children {
+        out.append(own, from..<offset)
+        child.assemble(into: &out)
+        from = offset
+      }
+      out.append(own, from..<own.count)
+      out.endDocument(start)
+    }
+    children = []  // breaks the parent <-> child reference cycle
+  }
+
+  /// Breaks reference cycles after a tree-mode encoding that threw.
+  func tearDown() {
+    for (_, child) in children { child.tearDown() }
+    children = []
+  }
+
+  // MARK: - Errors
+
+  func invalidKey(_ key: String, _ component: CodingPathComponent) -> EncodingError {
+    EncodingError.invalidValue(
+      key,
+      EncodingError.Context(
+        codingPath: CodingPathNode.path(self, component),
+        debugDescription: "BSON keys cannot contain a zero byte, found the key \(String(reflecting: key))"))
+  }
+
+  @inline(never)
+  func singleValueError(_ type: BSONType) -> EncodingError {
+    let message: String
+    switch kind {
+    case .pending:
+      message =
+        "BSONEncoder needs a document at the top level (a keyed container), found a single value of BSON type "
+        + "\(type.codableName); wrap the value in a struct"
+    case .value:
+      message = "a single value container already encoded a value here; encode exactly one value"
+    case .document, .array:
+      message = "a \(kind == .document ? "keyed" : "unkeyed") container was already requested for this value"
+    }
+    return EncodingError.invalidValue(
+      type.codableName, EncodingError.Context(codingPath: codingPath, debugDescription: message))
+  }
+
+  func containerMisuse(_ wanted: Kind) -> EncodingError {
+    let asked = wanted == .document ? "a keyed container" : "an unkeyed container"
+    let had: String
+    switch kind {
+    case .document: had = "a keyed container"
+    case .array: had = "an unkeyed container"
+    default: had = "a single value"
+    }
+    return EncodingError.invalidValue(
+      asked,
+      EncodingError.Context(codingPath: codingPath, debugDescription: "asked for \(asked) after encoding \(had) here"))
+  }
+}
+
+/// What a primitive or native BSON value encodes as.
+enum PrimitiveEncoding {
+  /// This BSON value.
+  case value(BSON)
+  /// Whatever the type's own `encode(to:)` writes.
+  case deferred
+  /// Whatever the closure writes through the encoder (a `.custom` strategy).
+  case custom((any Encoder) throws -> Void)
+}
+
+/// A type that the encoder writes itself instead of calling `encode(to:)`: the standard library's
+/// scalars, `Date`/`UUID`/`Data` (through their strategies) and Reef's BSON types.
+protocol BSONEncodingPrimitive {
+  /// The value to write, given the encoder's options; `path` is the value's coding path, for errors.
+  func bsonEncoding(_ options: EncodingOptions, at path: CodingPathRef) throws -> PrimitiveEncoding
+}
+
+/// The value of an element that ``BSONWriter/appendScalarElement(_:_:_:)`` writes in one go.
+enum ScalarValue {
+  /// No value bytes (null).
+  case none
+  case byte(UInt8)
+  case int32(Int32)
+  case int64(Int64)
+  /// Eight bytes: a double's bit pattern, a timestamp.
+  case bits(UInt64)
+  case string(String)
+
+  /// The scalar form of the common BSON values, `nil` for the others.
+  @inline(__always)
+  init?(_ value: BSON) {
+    switch value {
+    case .double(let d): self = .bits(d.bitPattern)
+    case .string(let s): self = .string(s)
+    case .bool(let b): self = .byte(b ? 1 : 0)
+    case .null: self = .none
+    case .int32(let i): self = .int32(i)
+    case .int64(let i): self = .int64(i)
+    case .datetime(let d): self = .int64(d.millisecondsSinceEpoch)
+    default: return nil
+    }
+  }
+}
+
+extension BSONWriter {
+  /// Appends a whole element (type byte, key, scalar value) with one reservation. Returns
+  /// `false`, writing nothing, when the key contains a zero byte.
+  @inline(__always)
+  mutating func appendScalarElement(_ type: UInt8, _ key: String, _ value: ScalarValue) -> Bool {
+    var key = key
+    return key.withUTF8 { k -> Bool in
+      let n = k.count
+      if n > 0 && memchr(k.baseAddress!, 0, n) != nil { return false }
+      switch value {
+      case .string(var text):
+        text.withUTF8 { u in
+          // Safe: the reservation covers the header (n + 2), the length (4), the bytes and the zero.
+          let total = n &+ 7 &+ u.count
+          let p = reserve(total)
+          Self.storeHeader(p, type, k)
+          let v = p + (n &+ 2)
+          v.storeBytes(of: Int32(truncatingIfNeeded: u.count &+ 1).littleEndian, as: Int32.self)
+          if u.count > 0 { (v + 4).copyMemory(from: u.baseAddress!, byteCount: u.count) }
+          v.storeBytes(of: 0, toByteOffset: 4 &+ u.count, as: UInt8.self)
+          advance(total)
+        }
+      case .none:
+        Self.storeHeader(reserve(n &+ 2), type, k)
+        advance(n &+ 2)
+      case .byte(let b):
+        let p = reserve(n &+ 3)
+        Self.storeHeader(p, type, k)
+        p.storeBytes(of: b, toByteOffset: n &+ 2, as: UInt8.self)
+        advance(n &+ 3)
+      case .int32(let i):
+        let p = reserve(n &+ 6)
+        Self.storeHeader(p, type, k)
+        p.storeBytes(of: i.littleEndian, toByteOffset: n &+ 2, as: Int32.self)
+        advance(n &+ 6)
+      case .int64(let i):
+        let p = reserve(n &+ 10)
+        Self.storeHeader(p, type, k)
+        p.storeBytes(of: i.littleEndian, toByteOffset: n &+ 2, as: Int64.self)
+        advance(n &+ 10)
+      case .bits(let bits):
+        let p = reserve(n &+ 10)
+        Self.storeHeader(p, type, k)
+        p.storeBytes(of: bits.littleEndian, toByteOffset: n &+ 2, as: UInt64.self)
+        advance(n &+ 10)
+      }
+      return true
+    }
+  }
+
+  /// Stores a type byte, `key` and its terminator at `p` (which has room for them).
+  @inline(__always)
+  private static func storeHeader(_ p: UnsafeMutableRawPointer, _ type: UInt8, _ key: UnsafeBufferPointer<UInt8>) {
+    p.storeBytes(of: type, as: UInt8.self)
+    if key.count > 0 { (p + 1).copyMemory(from: key.baseAddress!, byteCount: key.count) }
+    p.storeBytes(of: 0, toByteOffset: key.count &+ 1, as: UInt8.self)
+  }
+
+  /// Appends `key` and its terminator. Returns `false` (with the bytes appended) when the key
+  /// contains a zero byte, which BSON cannot store in a key.
+  @inline(__always)
+  mutating func appendKey(_ key: String) -> Bool {
+    var key = key
+    let clean = key.withUTF8 { u -> Bool in
+      guard let p = u.baseAddress, u.count > 0 else { return true }
+      append(UnsafeRawBufferPointer(u))
+      return memchr(p, 0, u.count) == nil
+    }
+    byte(0)
+    return clean
+  }
+
+  /// Appends the 5-byte empty document.
+  @inline(__always)
+  mutating func emptyDocument() {
+    int32(5)
+    byte(0)
+  }
+}
+
+extension BSONType {
+  /// The name used in Codable error messages (`int32`, `document`, …).
+  var codableName: String {
+    switch rawValue {
+    case 0x01: "double"
+    case 0x02: "string"
+    case 0x03: "document"
+    case 0x04: "array"
+    case 0x05: "binary"
+    case 0x06: "undefined"
+    case 0x07: "objectId"
+    case 0x08: "bool"
+    case 0x09: "datetime"
+    case 0x0A: "null"
+    case 0x0B: "regex"
+    case 0x0C: "dbPointer"
+    case 0x0D: "javascript"
+    case 0x0E: "symbol"
+    case 0x0F: "javascriptWithScope"
+    case 0x10: "int32"
+    case 0x11: "timestamp"
+    case 0x12: "int64"
+    case 0x13: "decimal128"
+    case 0xFF: "minKey"
+    case 0x7F: "maxKey"
+    default: name
+    }
+  }
+}

@@ -1,0 +1,196 @@
+/// Reads a stream of concatenated BSON documents, as in mongodump's and bsondump's `.bson` files,
+/// one document at a time.
+///
+/// Input is read in 64 KiB chunks; the buffer grows only to hold one document larger than that,
+/// so memory stays flat whatever the length of the stream. gzip input (`.gz`, or gzip magic bytes
+/// on standard input) is decompressed on the fly.
+///
+/// ```swift
+/// var reader = try BSONStreamReader(path: "dump/db/people.bson")
+/// while let document = try reader.next() {
+///   print(document["name"] ?? .null)
+/// }
+/// ```
+///
+/// Every error carries the zero-based ``BSONError/documentIndex`` of the document being read and
+/// the ``BSONError/offset`` of the problem counted from the start of the (decompressed) stream. A
+/// stream that ends inside a document is an error of kind ``BSONError/Kind/truncated``. After an
+/// error, ``next()`` throws the same error again: a damaged stream cannot be resynchronised.
+///
+/// Copies of a reader share the same input.
+public struct BSONStreamReader {
+  /// How documents are validated.
+  public var options: ValidationOptions
+  /// The number of documents returned so far.
+  public private(set) var documentsRead = 0
+  /// The number of stream bytes in the documents returned so far, which is also the stream
+  /// offset of the next document.
+  public private(set) var bytesRead = 0
+
+  private let buffer: ReadBuffer
+  private var failure: BSONError?
+
+  /// Reads from a byte source.
+  public init(source: ByteSource, options: ValidationOptions = .default) {
+    self.options = options
+    buffer = ReadBuffer(source: source)
+  }
+
+  /// Opens a file; `-` reads standard input.
+  /// - Parameters:
+  ///   - path: a file path, or `-` for standard input.
+  ///   - compression: with `.automatic`, `.gz` files and input starting with the gzip magic bytes
+  ///     are decompressed.
+  ///   - options: how documents are validated.
+  /// - Throws: ``BSONError/Kind/io`` when the file cannot be opened.
+  public init(
+    path: String, compression: StreamCompression = .automatic, options: ValidationOptions = .default
+  ) throws(BSONError) {
+    self.init(source: try ByteSource(path: path, compression: compression), options: options)
+  }
+
+  /// Reads from an open file descriptor, which is not closed by the reader.
+  public init(
+    fileDescriptor: Int32, name: String = "-", compression: StreamCompression = .automatic,
+    options: ValidationOptions = .default
+  ) {
+    let source = ByteSource(fileDescriptor: fileDescriptor, name: name, compression: compression)
+    self.init(source: source, options: options)
+  }
+
+  /// The input's name: its path, or `-` for standard input.
+  public var name: String { buffer.source.name }
+
+  /// The next document, or `nil` at the end of the stream.
+  ///
+  /// The document owns a copy of its bytes and stays valid after later calls.
+  /// - Throws: ``BSONError`` with the document index and stream offset: ``BSONError/Kind/truncated``
+  ///   when the stream ends inside a document, a validation error for a malformed document,
+  ///   ``BSONError/Kind/io`` when reading or decompressing fails.
+  /// - Complexity: O(n) in the size of the document.
+  public mutating func next() throws(BSONError) -> Document? {
+    if let failure { throw failure }
+    do throws(BSONError) {
+      return try readDocument()
+    } catch {
+      var error = error
+      if error.documentIndex == nil { error.documentIndex = documentsRead }
+      failure = error
+      throw error
+    }
+  }
+
+  private mutating func readDocument() throws(BSONError) -> Document? {
+    let start = bytesRead
+    let available = try buffer.fill(atLeast: 4)
+    if available == 0 { return nil }
+    guard available >= 4 else {
+      throw BSONError(
+        .truncated,
+        "expected a 4-byte document length, found \(available) bytes before the end of the stream", offset: start)
+    }
+    let length = Int(buffer.pointer.int32LE(0))
+    guard length >= 5 else {
+      throw BSONError(.invalidLength, "expected a document length of at least 5, found \(length)", offset: start)
+    }
+    guard length <= options.maximumSize else {
+      throw BSONError(
+        .sizeLimitExceeded, "document length \(length) exceeds the limit of \(options.maximumSize) bytes",
+        offset: start)
+    }
+    let got = try buffer.fill(atLeast: length)
+    guard got >= length else {
+      throw BSONError(
+        .truncated,
+        "document length \(length) runs past the end of the stream, which ends after \(got) bytes of the document",
+        offset: start)
+    }
+    let bytes = UnsafeRawBufferPointer(start: buffer.pointer, count: length)
+    do throws(BSONError) {
+      _ = try BSONValidator.validateDocument(bytes, at: 0, options: options)
+    } catch {
+      var error = error
+      error.offset = start + (error.offset ?? 0)
+      throw error
+    }
+    let document = Document(storage: DocumentStorage(copying: bytes), start: 0, length: length)
+    buffer.consume(length)
+    bytesRead += length
+    documentsRead += 1
+    return document
+  }
+}
+
+/// The reader's buffer: unread stream bytes at `memory[start..<end]`.
+final class ReadBuffer {
+  let source: ByteSource
+  private var memory: UnsafeMutableRawPointer
+  private var capacity: Int
+  private var start = 0
+  private var end = 0
+  private var atEnd = false
+  static let chunkSize = 64 * 1024
+
+  init(source: ByteSource) {
+    self.source = source
+    capacity = Self.chunkSize
+    memory = .allocate(byteCount: capacity, alignment: 8)
+  }
+
+  deinit { memory.deallocate() }
+
+  /// The first unread byte.
+  var pointer: UnsafeRawPointer { UnsafeRawPointer(memory + start) }
+
+  /// Reads until at least `count` bytes are unread or the input ends, and returns how many are.
+  func fill(atLeast count: Int) throws(BSONError) -> Int {
+    if end - start >= count || atEnd { return end - start }
+    if capacity - start < count {
+      memory.copyMemory(from: memory + start, byteCount: end - start)
+      end -= start
+      start = 0
+    }
+    while end - start < count {
+      if end == capacity {
+        // Here start == 0: the bytes were moved to the front above unless `count` already fitted.
+        // Grow for one large document, doubling as its bytes arrive (so that a length prefix
+        // in a short, damaged file does not allocate what it claims), in whole chunks.
+        let wanted = (count + Self.chunkSize - 1) / Self.chunkSize * Self.chunkSize
+        grow(to: min(wanted, capacity * 2))
+      }
+      let n = try source.read(into: UnsafeMutableRawBufferPointer(start: memory + end, count: capacity - end))
+      if n == 0 {
+        atEnd = true
+        break
+      }
+      end += n
+    }
+    return end - start
+  }
+
+  /// Moves the unread bytes to the front of a larger buffer (`start` is 0 when this is called).
+  private func grow(to newCapacity: Int) {
+    let newMemory = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 8)
+    newMemory.copyMemory(from: memory, byteCount: end)
+    memory.deallocate()
+    memory = newMemory
+    capacity = newCapacity
+  }
+
+  /// Marks `count` bytes as read.
+  func consume(_ count: Int) {
+    start += count
+    if start == end {
+      start = 0
+      end = 0
+      if capacity > Self.chunkSize { shrink() }
+    }
+  }
+
+  /// Returns to one chunk after a large document, so one big document does not pin memory.
+  private func shrink() {
+    memory.deallocate()
+    capacity = Self.chunkSize
+    memory = .allocate(byteCount: capacity, alignment: 8)
+  }
+}

@@ -1,0 +1,121 @@
+import ArgumentParser
+import ReefBSON
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The Extended JSON v2 output forms, as command line values.
+public enum JSONFormat: String, ExpressibleByArgument, CaseIterable, Sendable {
+  /// Type-preserving: every number and date wrapped.
+  case canonical
+  /// Human-friendly: plain JSON numbers and ISO-8601 dates where lossless.
+  case relaxed
+
+  /// The library's mode for this format.
+  public var mode: ExtendedJSONMode {
+    switch self {
+    case .canonical: .canonical
+    case .relaxed: .relaxed
+    }
+  }
+}
+
+/// Writes `message` and a newline to standard error, unbuffered.
+func printError(_ message: String) {
+  var bytes = Array(message.utf8)
+  bytes.append(0x0A)
+  bytes.withUnsafeBytes { raw in
+    var offset = 0
+    while offset < raw.count {
+      let n = write(2, raw.baseAddress! + offset, raw.count - offset)
+      if n < 0 && errno == EINTR { continue }
+      if n <= 0 { return }
+      offset += n
+    }
+  }
+}
+
+/// Reports a data or I/O error on standard error and returns the exit code to throw (1).
+///
+/// Data errors are prefixed with the input's name; I/O errors name their file themselves.
+func failure(_ error: BSONError, input: String) -> ExitCode {
+  if error.kind == .io {
+    printError("reef: error: \(error)")
+  } else {
+    printError("reef: error: \(input == "-" ? "<stdin>" : input): \(error)")
+  }
+  return ExitCode.failure
+}
+
+/// Whether standard output is a terminal.
+func standardOutputIsTerminal() -> Bool { isatty(1) != 0 }
+
+/// Whether two paths name the same existing file.
+func isSameFile(_ a: String, _ b: String) -> Bool {
+  var sa = stat()
+  var sb = stat()
+  guard stat(a, &sa) == 0, stat(b, &sb) == 0 else { return false }
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
+}
+
+/// What a convert input holds.
+enum InputFormat: Equatable {
+  /// Concatenated BSON documents.
+  case bson
+  /// Extended JSON: documents one per line, a JSON array, or pretty-printed documents.
+  case json
+
+  /// Looks at the first bytes of `source` (after decompression) without consuming them.
+  ///
+  /// The first four bytes of a BSON stream are a little-endian length between 5 and the size
+  /// limit, so the top byte is zero; JSON text never starts that way (its bytes are printable or
+  /// whitespace). That test comes first, because a BSON length can itself start with the byte
+  /// `{` (a 123-byte document) or with whitespace. Otherwise the input is JSON when its first
+  /// non-whitespace byte is `{` or `[` (or there is only whitespace), and BSON when not.
+  static func detect(_ source: ByteSource, maximumSize: Int = ValidationOptions.default.maximumSize)
+    throws(BSONError) -> InputFormat
+  {
+    var prefix = try source.peek(count: 4)
+    if prefix.count == 4 {
+      let length = Int(prefix[0]) | Int(prefix[1]) << 8 | Int(prefix[2]) << 16 | Int(prefix[3]) << 24
+      if length >= 5 && length <= maximumSize { return .bson }
+    }
+    var count = 4
+    while true {
+      if let byte = prefix.first(where: { !isJSONWhitespace($0) }) {
+        return byte == UInt8(ascii: "{") || byte == UInt8(ascii: "[") ? .json : .bson
+      }
+      // Nothing but whitespace: no JSON documents (an empty input is an empty BSON stream).
+      if prefix.count < count { return prefix.isEmpty ? .bson : .json }
+      count *= 4
+      prefix = try source.peek(count: count)
+    }
+  }
+
+  private static func isJSONWhitespace(_ byte: UInt8) -> Bool {
+    byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+  }
+}
+
+/// Validation limits shared by the commands that read BSON.
+public struct ValidationFlags: ParsableArguments {
+  /// The deepest nesting of documents and arrays accepted.
+  @Option(
+    name: .customLong("max-depth"),
+    help: ArgumentHelp("Deepest nesting of documents and arrays accepted (MongoDB's limit is 100).", valueName: "n"))
+  public var maximumDepth: Int = ValidationOptions.default.maximumDepth
+
+  /// Creates the flags (ArgumentParser fills in their values).
+  public init() {}
+
+  /// Checks that the depth is usable.
+  public func validate() throws {
+    guard maximumDepth >= 0 else { throw ValidationError("--max-depth must be 0 or more, found \(maximumDepth)") }
+  }
+
+  /// The library options these flags describe.
+  public var options: ValidationOptions { ValidationOptions(maximumDepth: maximumDepth) }
+}

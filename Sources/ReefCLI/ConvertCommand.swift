@@ -1,0 +1,132 @@
+import ArgumentParser
+import ReefBSON
+
+/// `reef convert`: between a BSON stream and Extended JSON, detecting the input's format.
+public struct ConvertCommand: ParsableCommand {
+  /// The command's name, help text and examples.
+  public static let configuration = CommandConfiguration(
+    commandName: "convert",
+    abstract: "Convert between a BSON stream and Extended JSON v2.",
+    discussion: """
+      The input's format is detected: Extended JSON when its first non-blank character is { or \
+      [ (documents one per line, a JSON array of documents, or pretty-printed documents one \
+      after another), otherwise a BSON stream. Input ending in .gz, or starting with the gzip \
+      magic bytes, is decompressed.
+
+      The output is a BSON stream (--to bson) or Extended JSON, one document per line (--to \
+      canonical or relaxed). It goes to standard output, or to the -o file, gzip-compressed \
+      when its name ends in .gz. Binary BSON is not written to a terminal.
+
+      Bad input exits with code 1 after converting the documents before it; the error names \
+      the line and column (JSON) or the document index and byte offset (BSON).
+
+      Examples:
+        reef convert people.json --to bson -o people.bson
+        reef convert people.bson.gz --to canonical -o people.json.gz
+        mongoexport ... | reef convert --to bson > people.bson
+      """
+  )
+
+  /// What to write.
+  public enum Target: String, ExpressibleByArgument, CaseIterable, Sendable {
+    /// A BSON stream.
+    case bson
+    /// Canonical Extended JSON lines.
+    case canonical
+    /// Relaxed Extended JSON lines.
+    case relaxed
+  }
+
+  /// The input file; `-` (the default) reads standard input.
+  @Argument(help: ArgumentHelp("The file to convert, or - for standard input.", valueName: "path"))
+  public var path: String = "-"
+
+  /// The output format.
+  @Option(help: "Output format: bson, canonical or relaxed.")
+  public var to: Target
+
+  /// The output file; standard output when absent.
+  @Option(
+    name: .shortAndLong,
+    help: ArgumentHelp("Output file (.gz to compress), or - for standard output.", valueName: "out"))
+  public var output: String = "-"
+
+  /// Validation limits.
+  @OptionGroup public var validation: ValidationFlags
+
+  /// Whether to indent JSON output.
+  @Flag(help: "Indent each JSON document over several lines.")
+  public var pretty = false
+
+  /// Creates the command (ArgumentParser fills in its properties).
+  public init() {}
+
+  /// Refuses to write binary BSON to a terminal.
+  public func validate() throws {
+    if to == .bson && output == "-" && standardOutputIsTerminal() {
+      throw ValidationError("refusing to write binary BSON to a terminal: redirect standard output or use -o FILE")
+    }
+    if pretty && to == .bson {
+      throw ValidationError("--pretty applies to JSON output only")
+    }
+    if path != "-" && output != "-" && isSameFile(path, output) {
+      throw ValidationError("the output '\(output)' is the input: write to another file")
+    }
+  }
+
+  /// Converts the input.
+  public func run() throws {
+    var sink: ByteSink?
+    var failed: BSONError?
+    do throws(BSONError) {
+      let source = try ByteSource(path: path)
+      let out = try ByteSink(path: output)
+      sink = out
+      switch try InputFormat.detect(source) {
+      case .bson:
+        var reader = BSONStreamReader(source: source, options: validation.options)
+        while let document = try reader.next() { try emit(document, to: out) }
+      case .json:
+        var parser = ExtendedJSONParser(bytes: try source.readAll())
+        // The parser allows MongoDB's 100 levels; a stricter --max-depth is checked here.
+        let options = validation.options
+        let recheck = options.maximumDepth < ValidationOptions.default.maximumDepth
+        var index = 0
+        while let document = try parser.nextDocument() {
+          if recheck {
+            do throws(BSONError) {
+              try document.validate(options: options)
+            } catch {
+              var error = error
+              error.documentIndex = index
+              throw error
+            }
+          }
+          try emit(document, to: out)
+          index += 1
+        }
+      }
+      try out.close()
+    } catch {
+      failed = error
+    }
+    if let failed {
+      try? sink?.close()  // Keep what was converted before the bad document.
+      throw failure(failed, input: path)
+    }
+  }
+
+  private func emit(_ document: Document, to out: ByteSink) throws(BSONError) {
+    switch to {
+    case .bson:
+      try document.withUnsafeBytes { (bytes) throws(BSONError) in try out.write(bytes) }
+    case .canonical, .relaxed:
+      let mode: ExtendedJSONMode = to == .canonical ? .canonical : .relaxed
+      let pretty = pretty
+      try out.append { buffer in
+        document.appendExtendedJSON(to: &buffer, mode: mode, pretty: pretty)
+        buffer.append(0x0A)
+      }
+    }
+  }
+}

@@ -1,2 +1,0 @@
-import CLibBSON
-import ReefBSON
