@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""Summarises Reef's benchmark runs as ratios against their anchors.
+
+    python3 Scripts/ratios.py RUN_DIR [RUN_DIR ...]
+
+Each RUN_DIR holds the `*.jmh.json` files of one round of `swift package benchmark --format jmh`
+(Scripts/ratios.sh makes them). Every figure is the median (p50) wall-clock time of one operation
+(one document); a ratio is anchor time / Reef time, computed within a round, and with several
+rounds the median of the rounds' ratios is printed (timings on a shared machine are noisy, ratios
+from the same run much less so).
+
+MB/s is reported the way DriverBench scores it: task size / median time, with 1 MB = 1,000,000
+bytes, and two task sizes: the bytes the operation actually reads (the .bson file, or the .json
+file for parsing) and the DriverBench spec's per-document task size (flat 7,531, deep 2,284,
+full 5,734 bytes: its 75.31 / 22.84 / 57.34 MB per 10,000 operations).
+"""
+import glob
+import json
+import os
+import statistics
+import sys
+
+SCALING = 1000  # every benchmark runs an inner loop of 1,000 operations (scalingFactor .kilo)
+TIME_UNITS = {"ns": 1.0, "μs": 1e3, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+here = os.path.dirname(os.path.abspath(__file__))
+shared = os.environ.get("REEF_SHARED_DIR", os.path.join(here, "..", "..", "..", "shared"))
+
+
+def file_size(relative):
+    try:
+        return os.path.getsize(os.path.join(shared, relative))
+    except OSError:
+        return None
+
+
+SPEC_BYTES = {"flat": 7531, "deep": 2284, "full": 5734}
+BSON_BYTES = {d: file_size(f"benchdata/extended_bson/{d}_bson.bson") for d in SPEC_BYTES}
+JSON_BYTES = {d: file_size(f"benchdata/extended_bson/{d}_bson.json") for d in SPEC_BYTES}
+CODABLE_BYTES = {
+    "tweet": file_size("benchdata/single_and_multi_document/tweet.bson"),
+    # flat without its `_id` element (type byte + "_id\0" + 12 bytes).
+    "flat": (BSON_BYTES["flat"] or 0) - 17,
+    "deep": BSON_BYTES["deep"],
+}
+
+# (target, group, Reef implementation, anchor implementation, goal ratio or None, what the bytes are)
+PAIRS = [
+    ("1a validate vs bson_iter walk", "validate", "reef-validatedLength", "libbson-iter-walk", 1.5, "bson"),
+    ("1a validate vs bson_iter walk", "validate", "reef-bytesNoCopy", "libbson-iter-walk", 1.5, "bson"),
+    ("1b validate vs bson_validate", "validate", "reef-validatedLength", "libbson-bson_validate", 5.0, "bson"),
+    ("1b validate vs bson_validate", "validate", "reef-bytesNoCopy", "libbson-bson_validate", 5.0, "bson"),
+    ("2 dotted path + compare", "path", "reef-subscript", "libbson-find_descendant", 2.0, None),
+    ("2 dotted path + compare", "path", "reef-element", "libbson-find_descendant", 2.0, None),
+    ("3 build", "build", "reef-DocumentBuilder", "libbson-bson_append", 2.0, "bson"),
+    ("(build from an op list, no goal)", "build-program", "reef-DocumentBuilder", "libbson-bson_append", None, "bson"),
+    ("4a BSON -> canonical EJSON", "ejson-canonical", "reef-extendedJSON",
+     "libbson-bson_as_canonical_extended_json", 3.0, "bson"),
+    ("4a BSON -> canonical EJSON", "ejson-canonical", "reef-appendExtendedJSON",
+     "libbson-bson_as_canonical_extended_json", 3.0, "bson"),
+    ("(relaxed EJSON, no goal)", "ejson-relaxed", "reef-extendedJSON", "libbson-bson_as_relaxed_extended_json",
+     None, "bson"),
+    ("4b EJSON -> BSON", "ejson-parse", "reef-Document-extendedJSON", "libbson-bson_new_from_json", 1.5, "json"),
+    ("4b EJSON -> BSON", "ejson-parse", "reef-ExtendedJSONParser-bytes", "libbson-bson_new_from_json", 1.5,
+     "json"),
+    ("5 Codable decode", "codable-decode", "reef-BSONDecoder", "foundation-JSONDecoder", 5.0, "codable"),
+    ("5 Codable decode", "codable-decode", "reef-BSONDecoder-prevalidated", "foundation-JSONDecoder", 5.0,
+     "codable"),
+    ("5 Codable encode", "codable-encode", "reef-BSONEncoder", "foundation-JSONEncoder", 5.0, "codable"),
+    ("(iterate all values vs bson_iter walk, no goal)", "iterate", "reef-walk-values", "libbson-iter-walk",
+     None, "bson"),
+]
+ALLOCATION_ROWS = [("iterate", "reef-types"), ("iterate", "reef-walk-values")]
+DATASETS = ["flat", "deep", "full", "tweet"]
+
+
+def load_round(directory):
+    """{(group, dataset, impl): {"ns": per-op p50 ns, "mallocs": per-op p50 mallocs}}"""
+    results = {}
+    for path in glob.glob(os.path.join(directory, "*.jmh.json")):
+        for entry in json.load(open(path)):
+            name = entry["benchmark"].split(".", 3)[-1]  # package.benchmark.<Target>.<name>
+            parts = name.split("/")
+            if len(parts) == 4 and parts[0] == "ratio":  # ratio/<group>/<dataset>/<reef>~<anchor>
+                for label, metric in entry.get("secondaryMetrics", {}).items():
+                    if label.startswith("Paired ratio"):
+                        results[tuple(parts)] = {"paired": metric["scorePercentiles"]["50.0"] / 1000}
+                pm = entry.get("primaryMetric", {})
+                if tuple(parts) not in results and str(pm.get("scoreUnit", "")).startswith("#"):
+                    results[tuple(parts)] = {"paired": pm["scorePercentiles"]["50.0"] / 1000}
+                continue
+            if len(parts) != 3:
+                continue
+            metrics = {}
+            for label, metric in entry.get("secondaryMetrics", {}).items():
+                p50 = metric["scorePercentiles"]["50.0"]
+                if label.startswith("Time (wall clock)"):
+                    unit = TIME_UNITS.get(metric["scoreUnit"], 1.0) / SCALING
+                    metrics["ns"] = p50 * unit
+                    metrics["min_ns"] = metric["scorePercentiles"]["0.0"] * unit
+                elif label.startswith("Thread CPU"):
+                    # A custom metric in nanoseconds per inner loop (JMH may scale it to a unit).
+                    unit = TIME_UNITS.get(metric["scoreUnit"], 1.0) / SCALING
+                    metrics["cpu_ns"] = p50 * unit
+                elif label.startswith("Malloc (total)"):
+                    metrics["mallocs"] = p50 / SCALING
+            results[tuple(parts)] = metrics
+    return results
+
+
+def task_bytes(kind, dataset):
+    if kind == "bson":
+        return BSON_BYTES.get(dataset)
+    if kind == "json":
+        return JSON_BYTES.get(dataset)
+    if kind == "codable":
+        return CODABLE_BYTES.get(dataset)
+    return None
+
+
+def fmt_mbs(nbytes, ns):
+    if not nbytes or not ns:
+        return "–"
+    return f"{nbytes / ns * 1000:,.0f}"
+
+
+def main(dirs):
+    rounds = [load_round(d) for d in dirs]
+    rounds = [r for r in rounds if r]
+    if not rounds:
+        print("no results found in", " ".join(dirs))
+        return 1
+    # The latest measurement of each benchmark (rounds may hold different subsets, e.g. a --filter run).
+    latest = {}
+    for r in rounds:
+        for key, value in r.items():
+            if "ns" in value:
+                latest[key] = value
+
+    def lookup(r, group, dataset, impl):
+        if isinstance(impl, tuple):  # an anchor from another group
+            group, impl = impl
+        return r.get((group, dataset, impl))
+
+    print(f"Rounds: {len(rounds)}. Ratios = anchor time / Reef time, per round, median over rounds (range in brackets).")
+    print("'paired' (judged by 'met'): benchmark ratio/<group>/<dataset>/<reef>~<anchor> alternates a batch of each side")
+    print("and records each iteration's anchor/Reef thread-CPU ratio; its median is steady under other load. 'CPU' = ratio of")
+    print("the separate benchmarks' median thread CPU times per operation, 'wall' = of their median wall clocks (DriverBench's")
+    print("measure; inflated by descheduling on a shared machine). MB/s = task size / median wall time (1 MB = 10^6 bytes); 'file' = bytes actually read")
+    print("(.bson, or .json for parsing), 'spec' = DriverBench's task size (flat 7,531 / deep 2,284 / full 5,734 bytes).")
+    print("† no paired result: the CPU ratio is judged instead.")
+    print()
+    print("| target | dataset | Reef | CPU ns/op | MB/s file | MB/s spec | anchor | CPU ns/op | MB/s file "
+          "| ratio paired | ratio CPU | ratio wall | goal | met |")
+    print("|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|:-:|")
+    blocked = []
+    for title, group, reef, anchor, goal, kind in PAIRS:
+        for dataset in DATASETS:
+            cpu_ratios, wall_ratios, paired = [], [], []
+            reef_cpu, anchor_cpu, reef_wall, anchor_wall = [], [], [], []
+            for r in rounds:
+                pr = r.get(("ratio", group, dataset, f"{reef}~{anchor}"))
+                if pr:
+                    paired.append(pr["paired"])
+                a = lookup(r, group, dataset, anchor)
+                b = lookup(r, group, dataset, reef)
+                if not (a and b and a.get("ns") and b.get("ns")):
+                    continue
+                wall_ratios.append(a["ns"] / b["ns"])
+                reef_wall.append(b["ns"])
+                anchor_wall.append(a["ns"])
+                if a.get("cpu_ns") and b.get("cpu_ns"):
+                    cpu_ratios.append(a["cpu_ns"] / b["cpu_ns"])
+                    reef_cpu.append(b["cpu_ns"])
+                    anchor_cpu.append(a["cpu_ns"])
+            if not wall_ratios:
+                if any(lookup(r, group, dataset, anchor) for r in rounds):
+                    blocked.append(f"{title} / {dataset} / {reef}")
+                continue
+            judged = paired or cpu_ratios or wall_ratios
+            ratio = statistics.median(judged)
+            spread = f" ({min(judged):.2f}–{max(judged):.2f})" if len(judged) > 1 else ""
+            if not paired:
+                spread += " †"
+            wall = statistics.median(wall_ratios)
+            cpu = statistics.median(cpu_ratios) if cpu_ratios else float("nan")
+            rc = statistics.median(reef_cpu) if reef_cpu else float("nan")
+            ac = statistics.median(anchor_cpu) if anchor_cpu else float("nan")
+            rw, aw = statistics.median(reef_wall), statistics.median(anchor_wall)
+            nbytes = task_bytes(kind, dataset)
+            spec = SPEC_BYTES.get(dataset) if kind in ("bson", "json") else None
+            met = "" if goal is None else ("yes" if ratio >= goal else "**no**")
+            goal_text = "–" if goal is None else f"≥{goal:g}x"
+            anchor_name = anchor[1] if isinstance(anchor, tuple) else anchor
+            print(
+                f"| {title} | {dataset} | {reef} | {rc:,.0f} | {fmt_mbs(nbytes, rw)} | {fmt_mbs(spec, rw)} | "
+                f"{anchor_name} | {ac:,.0f} | {fmt_mbs(nbytes, aw)} | **{ratio:.2f}x**{spread} | {cpu:.2f}x | {wall:.2f}x | {goal_text} | {met} |"
+            )
+    print()
+    print("Allocations while iterating (target 6: mallocs per document iteration, goal 0):")
+    print()
+    print("| benchmark | dataset | mallocs/op (p50) | CPU ns/op |")
+    print("|---|---|---:|---:|")
+    for group, impl in ALLOCATION_ROWS:
+        for dataset in DATASETS:
+            m = latest.get((group, dataset, impl))
+            if m:
+                print(f"| {group}/{impl} | {dataset} | {m.get('mallocs', float('nan')):g} | {m.get('cpu_ns', m.get('ns', 0)):,.0f} |")
+    others = sorted(k for k, v in latest.items() if "mallocs" in v and v["mallocs"] > 0)
+    if others:
+        print()
+        print("Mallocs per operation elsewhere (latest round, p50):")
+        print()
+        for k in others:
+            print(f"- {'/'.join(k)}: {latest[k]['mallocs']:g}")
+    if blocked:
+        print()
+        print("Anchor measured but no Reef result (API not implemented yet, or its benchmark was skipped):")
+        for b in blocked:
+            print(f"- {b}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:] or ["."]))
