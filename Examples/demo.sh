@@ -21,11 +21,22 @@ step "reef dump contacts.bson                      # relaxed Extended JSON, one 
 step "reef dump contacts.bson --format canonical --pretty   # (first document)"
 "$reef" dump "$out/contacts.bson" --format canonical --pretty | sed -n '1,/^}/p'
 
-step "reef convert contacts.bson --to relaxed -o contacts.jsonl.gz && reef convert contacts.jsonl.gz --to bson"
-"$reef" convert "$out/contacts.bson" --to relaxed -o "$out/contacts.jsonl.gz"
+step "reef convert contacts.bson --to canonical -o contacts.jsonl.gz && reef convert contacts.jsonl.gz --to bson"
+"$reef" convert "$out/contacts.bson" --to canonical -o "$out/contacts.jsonl.gz"
 "$reef" convert "$out/contacts.jsonl.gz" --to bson -o "$out/again.bson"
-cmp "$out/contacts.bson" "$out/again.bson" && echo "round trip through gzipped Extended JSON: identical bytes"
+cmp "$out/contacts.bson" "$out/again.bson" && echo "round trip through gzipped canonical Extended JSON: identical bytes"
+echo "(relaxed Extended JSON is for people: it prints int64 5000 as 5000, which reads back as an int32)"
 
 step "a damaged file: the documents before the damage are printed, then the error (exit 1)"
 head -c "$(( $(stat -c %s "$out/contacts.bson") - 7 ))" "$out/contacts.bson" > "$out/damaged.bson"
-"$reef" dump "$out/damaged.bson" --format relaxed | cut -c1-80 || echo "(exit code $?)"
+status=0
+"$reef" dump "$out/damaged.bson" --format relaxed > "$out/partial.jsonl" 2> "$out/error.txt" || status=$?
+cut -c1-80 "$out/partial.jsonl"
+cat "$out/error.txt"
+echo "(exit code $status)"
+
+step "bad Extended JSON: the error names the line, the column and the key path (exit 1)"
+status=0
+printf '{"name": "ok"}\n{"name": "bad", "address": {"city": [1, 2,, 3]}}\n' \
+  | "$reef" convert - --to bson -o "$out/bad.bson" || status=$?
+echo "(exit code $status)"

@@ -11,6 +11,7 @@ final class WriteBuffer {
   @usableFromInline let base: UnsafeMutableRawPointer
   @usableFromInline let capacity: Int
 
+  @usableFromInline
   init(capacity: Int) {
     self.capacity = max(capacity, 16)
     base = UnsafeMutableRawPointer.allocate(byteCount: self.capacity, alignment: 8)
@@ -23,6 +24,7 @@ final class WriteBuffer {
 /// the Extended JSON parser and the Codable encoder.
 ///
 /// A value type with copy-on-write storage: copies of a writer never see each other's writes.
+@usableFromInline
 struct BSONWriter {
   @usableFromInline var storage: WriteBuffer
   @usableFromInline var base: UnsafeMutableRawPointer
@@ -30,10 +32,12 @@ struct BSONWriter {
   /// The number of bytes written.
   @usableFromInline private(set) var count: Int
 
+  @inlinable
   init(capacity: Int = 64) {
     self.init(buffer: WriteBuffer(capacity: capacity))
   }
 
+  @inlinable
   init(buffer: WriteBuffer) {
     storage = buffer
     base = buffer.base
@@ -72,13 +76,13 @@ struct BSONWriter {
 
   /// Makes room for `n` more bytes in memory this writer alone owns and returns where they go;
   /// the caller then advances ``count`` by `n`.
-  @inline(__always) mutating func reserve(_ n: Int) -> UnsafeMutableRawPointer {
+  @inlinable @inline(__always) mutating func reserve(_ n: Int) -> UnsafeMutableRawPointer {
     if _slowPath(capacity &- count < n || !isKnownUniquelyReferenced(&storage)) { replaceStorage(n) }
     // Safe: capacity - count >= n, and the memory is ours alone.
     return base + count
   }
 
-  @inline(never) mutating func replaceStorage(_ n: Int) {
+  @usableFromInline @inline(never) mutating func replaceStorage(_ n: Int) {
     let newCapacity = capacity &- count < n ? max(capacity &* 2, count &+ n) : capacity
     let buffer = WriteBuffer(capacity: newCapacity)
     buffer.base.copyMemory(from: base, byteCount: count)
@@ -87,9 +91,9 @@ struct BSONWriter {
     capacity = buffer.capacity
   }
 
-  @inline(__always) mutating func advance(_ n: Int) { count &+= n }
+  @inlinable @inline(__always) mutating func advance(_ n: Int) { count &+= n }
 
-  @inline(__always) mutating func append(_ raw: UnsafeRawBufferPointer) {
+  @inlinable @inline(__always) mutating func append(_ raw: UnsafeRawBufferPointer) {
     guard let src = raw.baseAddress, raw.count > 0 else { return }
     reserve(raw.count).copyMemory(from: src, byteCount: raw.count)
     advance(raw.count)
@@ -101,28 +105,28 @@ struct BSONWriter {
     append(UnsafeRawBufferPointer(start: other.base + range.lowerBound, count: range.count))
   }
 
-  @inline(__always) mutating func byte(_ b: UInt8) {
+  @inlinable @inline(__always) mutating func byte(_ b: UInt8) {
     reserve(1).storeBytes(of: b, as: UInt8.self)
     advance(1)
   }
 
-  @inline(__always) mutating func int32(_ v: Int32) {
+  @inlinable @inline(__always) mutating func int32(_ v: Int32) {
     reserve(4).storeBytes(of: v.littleEndian, as: Int32.self)
     advance(4)
   }
 
-  @inline(__always) mutating func int64(_ v: Int64) {
+  @inlinable @inline(__always) mutating func int64(_ v: Int64) {
     reserve(8).storeBytes(of: v.littleEndian, as: Int64.self)
     advance(8)
   }
 
-  @inline(__always) mutating func uint64(_ v: UInt64) {
+  @inlinable @inline(__always) mutating func uint64(_ v: UInt64) {
     reserve(8).storeBytes(of: v.littleEndian, as: UInt64.self)
     advance(8)
   }
 
   /// Writes a key or regex C string. Precondition: no zero byte inside.
-  @inline(__always) mutating func cString(_ s: String) {
+  @inlinable @inline(__always) mutating func cString(_ s: String) {
     var s = s
     s.withUTF8 { u in
       let n = u.count
@@ -137,7 +141,7 @@ struct BSONWriter {
   }
 
   /// Writes an int32 length, the UTF-8 bytes and a zero.
-  @inline(__always) mutating func string(_ s: String) {
+  @inlinable @inline(__always) mutating func string(_ s: String) {
     var s = s
     s.withUTF8 { u in
       let n = u.count
@@ -149,21 +153,43 @@ struct BSONWriter {
     }
   }
 
+  /// Writes a type byte, a key and `valueCount` value bytes written by `body`, in one reservation.
+  /// Precondition: the key has no zero byte.
+  @inlinable @inline(__always)
+  mutating func element(
+    _ type: BSONType, _ key: String, valueCount: Int, _ body: (UnsafeMutableRawPointer) -> Void
+  ) {
+    var key = key
+    key.withUTF8 { u in
+      let n = u.count
+      let p = reserve(n &+ 2 &+ valueCount)
+      p.storeBytes(of: type.rawValue, as: UInt8.self)
+      if n > 0 {
+        (p + 1).copyMemory(from: u.baseAddress!, byteCount: n)
+        precondition(memchr(u.baseAddress!, 0, n) == nil, "BSON keys cannot contain a zero byte")
+      }
+      // Safe: n + 2 + valueCount bytes were reserved.
+      p.storeBytes(of: 0, toByteOffset: n &+ 1, as: UInt8.self)
+      body(p + (n &+ 2))
+      advance(n &+ 2 &+ valueCount)
+    }
+  }
+
   /// Writes a type byte and a key.
-  @inline(__always) mutating func header(_ type: BSONType, _ key: String) {
+  @inlinable @inline(__always) mutating func header(_ type: BSONType, _ key: String) {
     byte(type.rawValue)
     cString(key)
   }
 
   /// Reserves an int32 length and returns where it is.
-  @inline(__always) mutating func beginDocument() -> Int {
+  @inlinable @inline(__always) mutating func beginDocument() -> Int {
     let at = count
     int32(0)
     return at
   }
 
   /// Writes the terminator and patches the length reserved at `start`.
-  @inline(__always) mutating func endDocument(_ start: Int) {
+  @inlinable @inline(__always) mutating func endDocument(_ start: Int) {
     byte(0)
     // Safe: `start` was returned by beginDocument, so 4 bytes are written there.
     base.storeBytes(of: Int32(count &- start).littleEndian, toByteOffset: start, as: Int32.self)

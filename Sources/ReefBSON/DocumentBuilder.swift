@@ -15,10 +15,11 @@
 /// containing a zero byte cannot be encoded and stops the program with a message: check keys
 /// from untrusted input first (the Extended JSON parser and the Codable encoder do).
 public struct DocumentBuilder {
-  var writer: BSONWriter
-  let start: Int
+  @usableFromInline var writer: BSONWriter
+  @usableFromInline let start: Int
 
   /// Creates an empty builder; `capacity` is a hint for the number of bytes.
+  @inlinable
   public init(capacity: Int = 64) {
     writer = BSONWriter(capacity: capacity)
     start = writer.beginDocument()
@@ -34,38 +35,46 @@ public struct DocumentBuilder {
   public mutating func append(_ key: String, _ value: BSON) { writer.element(key, value) }
 
   /// Appends a string.
+  @inlinable
   public mutating func append(_ key: String, _ value: String) {
-    writer.header(.string, key)
-    writer.string(value)
+    var value = value
+    value.withUTF8 { u in
+      writer.element(.string, key, valueCount: u.count &+ 5) { p in
+        p.storeBytes(of: Int32(u.count &+ 1).littleEndian, as: Int32.self)
+        if u.count > 0 { (p + 4).copyMemory(from: u.baseAddress!, byteCount: u.count) }
+        p.storeBytes(of: 0, toByteOffset: u.count &+ 4, as: UInt8.self)
+      }
+    }
   }
 
   /// Appends an int32.
+  @inlinable
   public mutating func append(_ key: String, _ value: Int32) {
-    writer.header(.int32, key)
-    writer.int32(value)
+    writer.element(.int32, key, valueCount: 4) { $0.storeBytes(of: value.littleEndian, as: Int32.self) }
   }
 
   /// Appends an int64.
+  @inlinable
   public mutating func append(_ key: String, _ value: Int64) {
-    writer.header(.int64, key)
-    writer.int64(value)
+    writer.element(.int64, key, valueCount: 8) { $0.storeBytes(of: value.littleEndian, as: Int64.self) }
   }
 
   /// Appends an `Int` as int32 when it fits, otherwise as int64.
+  @inlinable
   public mutating func append(_ key: String, _ value: Int) {
     if let small = Int32(exactly: value) { append(key, small) } else { append(key, Int64(value)) }
   }
 
   /// Appends a double.
+  @inlinable
   public mutating func append(_ key: String, _ value: Double) {
-    writer.header(.double, key)
-    writer.uint64(value.bitPattern)
+    writer.element(.double, key, valueCount: 8) { $0.storeBytes(of: value.bitPattern.littleEndian, as: UInt64.self) }
   }
 
   /// Appends a boolean.
+  @inlinable
   public mutating func append(_ key: String, _ value: Bool) {
-    writer.header(.bool, key)
-    writer.byte(value ? 1 : 0)
+    writer.element(.bool, key, valueCount: 1) { $0.storeBytes(of: value ? 1 : 0, as: UInt8.self) }
   }
 
   /// Appends an ObjectId.
@@ -75,6 +84,7 @@ public struct DocumentBuilder {
   public mutating func append(_ key: String, _ value: Document) { writer.element(key, .document(value)) }
 
   /// Appends a null.
+  @inlinable
   public mutating func appendNull(_ key: String) { writer.header(.null, key) }
 
   /// Appends an embedded document written by `build`, in place.
