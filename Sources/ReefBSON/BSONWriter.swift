@@ -252,15 +252,31 @@ struct BSONWriter {
 
 extension WriteBuffer {
   /// A buffer that is never written: a placeholder while a nested builder holds the real one.
-  nonisolated(unsafe) static let placeholder = WriteBuffer(capacity: 16)
+  @usableFromInline nonisolated(unsafe) static let placeholder = WriteBuffer(capacity: 16)
 }
 
 extension BSONWriter {
   /// Moves the writer's buffer out, leaving a placeholder behind (no allocation).
+  @inlinable
   mutating func take() -> BSONWriter {
     var taken = BSONWriter(buffer: .placeholder)
     swap(&taken, &self)
     return taken
+  }
+
+  /// The document whose length prefix is at `start`, finished in place and viewed without a copy.
+  ///
+  /// The document keeps this writer's buffer alive, so the writer's next write finds the buffer
+  /// shared and copies it first: the document never changes afterwards.
+  @inlinable
+  mutating func sharedDocument(from start: Int) -> Document {
+    // Safe: reserve(1) leaves room for the terminator in memory this writer alone owns.
+    let terminator = reserve(1)
+    terminator.storeBytes(of: 0, as: UInt8.self)
+    let n = count &- start &+ 1
+    base.storeBytes(of: Int32(n).littleEndian, toByteOffset: start, as: Int32.self)
+    let view = UnsafeRawBufferPointer(start: base + start, count: n)
+    return Document(storage: DocumentStorage(borrowing: view, owner: storage), start: 0, length: n)
   }
 
   /// The document whose length prefix is at `start`, finished (terminator and length) in a copy,

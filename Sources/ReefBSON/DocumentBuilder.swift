@@ -26,6 +26,7 @@ public struct DocumentBuilder {
   }
 
   /// Continues writing into `parent`'s buffer, which is left with a placeholder until handed back.
+  @inlinable
   init(taking parent: inout BSONWriter) {
     writer = parent.take()
     start = writer.beginDocument()
@@ -88,6 +89,7 @@ public struct DocumentBuilder {
   public mutating func appendNull(_ key: String) { writer.header(.null, key) }
 
   /// Appends an embedded document written by `build`, in place.
+  @inlinable
   public mutating func appendDocument<E: Error>(
     _ key: String, _ build: (inout DocumentBuilder) throws(E) -> Void
   ) throws(E) {
@@ -101,6 +103,7 @@ public struct DocumentBuilder {
   }
 
   /// Appends an array written by `build`, in place.
+  @inlinable
   public mutating func appendArray<E: Error>(_ key: String, _ build: (inout ArrayBuilder) throws(E) -> Void) throws(E) {
     writer.header(.array, key)
     var nested = ArrayBuilder(builder: DocumentBuilder(taking: &writer))
@@ -114,23 +117,29 @@ public struct DocumentBuilder {
   /// The number of bytes written so far (without the terminator).
   public var byteCount: Int { writer.count - start }
 
-  /// The finished document; the builder can go on appending afterwards.
-  /// - Complexity: O(n): the bytes are copied once.
-  public var document: Document { writer.finishedDocument(from: start) }
+  /// The finished document, viewing the builder's bytes without copying them.
+  ///
+  /// The builder can go on appending afterwards: its next write copies the bytes first, so the
+  /// document never changes.
+  @inlinable
+  public var document: Document {
+    mutating get { writer.sharedDocument(from: start) }
+  }
 
-  /// The finished document's bytes.
-  public var bytes: [UInt8] { document.bytes }
+  /// The finished document's bytes, copied.
+  public var bytes: [UInt8] { writer.finishedDocument(from: start).bytes }
 }
 
 /// Builds a BSON array; keys "0", "1", … are generated.
 public struct ArrayBuilder {
-  var builder: DocumentBuilder
+  @usableFromInline var builder: DocumentBuilder
   /// The number of elements appended.
   public private(set) var count = 0
 
   /// Creates an empty array builder.
   public init(capacity: Int = 64) { builder = DocumentBuilder(capacity: capacity) }
 
+  @inlinable
   init(builder: DocumentBuilder) { self.builder = builder }
 
   /// Appends a value.
@@ -154,7 +163,9 @@ public struct ArrayBuilder {
   }
 
   /// The finished array.
-  public var array: BSONArray { BSONArray(builder.document) }
+  public var array: BSONArray {
+    mutating get { BSONArray(builder.document) }
+  }
 }
 
 /// The key of array element `i`, with small keys cached.

@@ -29,6 +29,7 @@ final class DocumentStorage: @unchecked Sendable {
   }
 
   /// Points at external memory without copying; `owner` keeps it alive.
+  @usableFromInline
   init(borrowing bytes: UnsafeRawBufferPointer, owner: AnyObject?) {
     base = bytes.baseAddress ?? UnsafeRawPointer(DocumentStorage.emptyBytes)
     count = bytes.count

@@ -104,6 +104,23 @@ struct DocumentTests {
     #expect(try Document(bytes: built.bytes) == literal)
   }
 
+  @Test func documentsFromABuilderNeverChangeWhenItGoesOn() throws {
+    var builder = DocumentBuilder(capacity: 16)
+    builder.append("a", Int32(1))
+    let first = builder.document
+    let firstBytes = first.bytes
+    for i in 0..<100 { builder.append("k\(i)", "value \(i)") }
+    let second = builder.document
+    #expect(first.bytes == firstBytes, "the first document must not see later appends")
+    #expect(first == ["a": 1])
+    #expect(second.count == 101)
+    #expect(try Document(bytes: second.bytes) == second)
+    var copy = builder
+    copy.append("only-in-copy", true)
+    #expect(builder.document.count == 101, "builders are values")
+    #expect(copy.document.count == 102)
+  }
+
   @Test func everyTypeRoundTripsThroughBytes() throws {
     let scope: Document = ["x": 1]
     let values: [BSON] = [
