@@ -19,7 +19,7 @@ deps:
 build: deps
 	$(SWIFT) build
 
-test: deps
+test: deps lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 

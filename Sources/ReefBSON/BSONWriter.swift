@@ -135,7 +135,8 @@ struct BSONWriter {
       p.storeBytes(of: 0, toByteOffset: n, as: UInt8.self)
       precondition(
         n == 0 || memchr(u.baseAddress!, 0, n) == nil,
-        "BSON keys and regular expressions cannot contain a zero byte: \(String(reflecting: String(decoding: u, as: UTF8.self)))")
+        "BSON keys and regular expressions cannot contain a zero byte: \(String(reflecting: String(decoding: u, as: UTF8.self)))"
+      )
       advance(n &+ 1)
     }
   }

@@ -9,8 +9,8 @@
 // The Reef half is compiled only when Reef declares BSONEncoder (Package.swift defines
 // REEF_HAS_CODABLE); until then only the Foundation anchors run.
 
-import Benchmark
 import BenchSupport
+import Benchmark
 import Foundation
 import ReefBSON
 
@@ -152,7 +152,9 @@ func register<T: Codable & Equatable>(_ type: T.Type, _ c: CodableCase) {
     }
 
     decoders = [
-      "reef-BSONDecoder": { blackHole(try? bsonDecoder.decode(T.self, from: Document(bytesNoCopy: bytes, owner: nil))) },
+      "reef-BSONDecoder": {
+        blackHole(try? bsonDecoder.decode(T.self, from: Document(bytesNoCopy: bytes, owner: nil)))
+      },
       "reef-BSONDecoder-prevalidated": { blackHole(try? bsonDecoder.decode(T.self, from: document)) },
       "foundation-JSONDecoder": jsonDecode,
     ]

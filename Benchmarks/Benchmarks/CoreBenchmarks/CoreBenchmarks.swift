@@ -5,8 +5,8 @@
 //
 // Names are "<group>/<dataset>/<implementation>". One operation is one document.
 
-import Benchmark
 import BenchSupport
+import Benchmark
 import CBench
 import ReefBSON
 
@@ -207,7 +207,9 @@ let benchmarks: @Sendable () -> Void = {
     let cLookup: @Sendable () -> Bool
     switch expected {
     case .int32(let v):
-      cLookup = { cPath.withUnsafeBufferPointer { cb_path_equals_int32(bytes.pointer, bytes.count, $0.baseAddress, v) } }
+      cLookup = {
+        cPath.withUnsafeBufferPointer { cb_path_equals_int32(bytes.pointer, bytes.count, $0.baseAddress, v) }
+      }
     case .string(let s):
       let cExpected = Array(s.utf8CString)
       let n = s.utf8.count

@@ -4,8 +4,8 @@
 // Reef's writer and parser are probed in a forked child first: while either still stops with
 // fatalError, its benchmarks are skipped with a message and only the libbson anchors run.
 
-import Benchmark
 import BenchSupport
+import Benchmark
 import CBench
 import ReefBSON
 
@@ -28,8 +28,12 @@ let benchmarks: @Sendable () -> Void = {
   let parserWorks = cb_runs_cleanly {
     guard (try? Document(extendedJSON: #"{"a": {"$numberInt": "1"}, "b": [{"c": "d"}]}"#)) != nil else { exit(1) }
   }
-  if !writerWorks { warn("BLOCKED: Document.extendedJSON stops (not implemented yet); skipping Reef's writer benchmarks") }
-  if !parserWorks { warn("BLOCKED: Document(extendedJSON:) stops (not implemented yet); skipping Reef's parser benchmarks") }
+  if !writerWorks {
+    warn("BLOCKED: Document.extendedJSON stops (not implemented yet); skipping Reef's writer benchmarks")
+  }
+  if !parserWorks {
+    warn("BLOCKED: Document(extendedJSON:) stops (not implemented yet); skipping Reef's parser benchmarks")
+  }
 
   for dataset in Dataset.extended {
     let bytes = dataset.bson
@@ -42,7 +46,8 @@ let benchmarks: @Sendable () -> Void = {
     let jsonString = dataset.jsonString
 
     check(cb_to_canonical_json(p, n) > 0, "libbson cannot write \(dataset.name)")
-    check(cb_from_json(jsonString, jsonBytes.count) == n, "libbson's parse of \(dataset.name)_bson.json differs in length")
+    check(
+      cb_from_json(jsonString, jsonBytes.count) == n, "libbson's parse of \(dataset.name)_bson.json differs in length")
 
     // MARK: BSON -> canonical / relaxed Extended JSON
 
@@ -97,9 +102,10 @@ let benchmarks: @Sendable () -> Void = {
       }
     }
     let libbsonParse: () -> Void = {
-      blackHole(jsonBytes.withUnsafeBufferPointer { json in
-        json.withMemoryRebound(to: CChar.self) { cb_from_json($0.baseAddress, json.count) }
-      })
+      blackHole(
+        jsonBytes.withUnsafeBufferPointer { json in
+          json.withMemoryRebound(to: CChar.self) { cb_from_json($0.baseAddress, json.count) }
+        })
     }
     let parse: KeyValuePairs<String, () -> Void> =
       parserWorks

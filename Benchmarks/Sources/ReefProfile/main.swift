@@ -61,7 +61,9 @@ case "parse":
   let text = dataset.jsonString
   for _ in 0..<iterations { acc &+= (try? Document(extendedJSON: text))?.byteCount ?? 0 }
 case "libbson-walk":
-  for _ in 0..<iterations { acc &+= Int(cb_iter_walk(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), buffer.count)) }
+  for _ in 0..<iterations {
+    acc &+= Int(cb_iter_walk(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), buffer.count))
+  }
 default:
   printError("unknown operation \(args[1])")
   exit(2)
