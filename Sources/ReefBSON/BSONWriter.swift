@@ -4,20 +4,29 @@
   import Darwin
 #endif
 
-/// Memory owned by a ``BSONWriter``. Immutable once made, so reading its fields costs no
-/// exclusivity check; the writer keeps the mutable count and swaps in a bigger buffer to grow.
+/// Memory owned by a ``BSONWriter`` (from `malloc`, grown with `realloc`). The writer caches the
+/// base address and capacity in its own fields, so the hot path never reads this class's mutable
+/// fields (which would cost a dynamic exclusivity check); only growing does.
 @usableFromInline
 final class WriteBuffer {
-  @usableFromInline let base: UnsafeMutableRawPointer
-  @usableFromInline let capacity: Int
+  @usableFromInline var base: UnsafeMutableRawPointer
+  @usableFromInline var capacity: Int
 
   @usableFromInline
   init(capacity: Int) {
     self.capacity = max(capacity, 16)
-    base = UnsafeMutableRawPointer.allocate(byteCount: self.capacity, alignment: 8)
+    guard let memory = malloc(self.capacity) else { fatalError("out of memory allocating \(self.capacity) bytes") }
+    base = memory
   }
 
-  deinit { base.deallocate() }
+  /// Grows to `newCapacity` bytes, in place when the allocator can.
+  func grow(to newCapacity: Int) {
+    guard let memory = realloc(base, newCapacity) else { fatalError("out of memory growing to \(newCapacity) bytes") }
+    base = memory
+    capacity = newCapacity
+  }
+
+  deinit { free(base) }
 }
 
 /// Appends BSON encodings to a growable byte buffer. Internal building block of the builders,
@@ -84,11 +93,15 @@ struct BSONWriter {
 
   @usableFromInline @inline(never) mutating func replaceStorage(_ n: Int) {
     let newCapacity = capacity &- count < n ? max(capacity &* 2, count &+ n) : capacity
-    let buffer = WriteBuffer(capacity: newCapacity)
-    buffer.base.copyMemory(from: base, byteCount: count)
-    storage = buffer
-    base = buffer.base
-    capacity = buffer.capacity
+    if isKnownUniquelyReferenced(&storage) {
+      storage.grow(to: newCapacity)
+    } else {
+      let buffer = WriteBuffer(capacity: newCapacity)
+      buffer.base.copyMemory(from: base, byteCount: count)
+      storage = buffer
+    }
+    base = storage.base
+    capacity = storage.capacity
   }
 
   @inlinable @inline(__always) mutating func advance(_ n: Int) { count &+= n }

@@ -20,7 +20,7 @@ public struct DocumentBuilder {
 
   /// Creates an empty builder; `capacity` is a hint for the number of bytes.
   @inlinable
-  public init(capacity: Int = 64) {
+  public init(capacity: Int = 256) {
     writer = BSONWriter(capacity: capacity)
     start = writer.beginDocument()
   }
