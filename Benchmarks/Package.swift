@@ -1,27 +1,7 @@
 // swift-tools-version: 6.1
 // Reef's benchmarks: `swift package --allow-writing-to-package-directory benchmark` (or `make bench`
 // from the repository root); Scripts/ratios.sh prints Reef's ratios against its anchors.
-import Foundation
 import PackageDescription
-
-/// Whether Reef's sources declare `needle` yet (the Codable API lands separately; until it does,
-/// the Codable benchmarks build without their Reef half). Set REEF_BENCH_CODABLE=0/1 to override.
-func reefDeclares(_ needle: String) -> Bool {
-  let sources = Context.packageDirectory + "/../Sources/ReefBSON"
-  guard let files = try? FileManager.default.contentsOfDirectory(atPath: sources) else { return false }
-  return files.contains { file in
-    file.hasSuffix(".swift")
-      && ((try? String(contentsOfFile: sources + "/" + file, encoding: .utf8))?.contains(needle) ?? false)
-  }
-}
-
-let hasCodable: Bool = {
-  switch Context.environment["REEF_BENCH_CODABLE"] {
-  case "1": return true
-  case "0": return false
-  default: return reefDeclares("struct BSONEncoder") || reefDeclares("class BSONEncoder")
-  }
-}()
 
 let benchmarkTarget: (String, [Target.Dependency], [SwiftSetting]) -> Target = { name, dependencies, settings in
   .executableTarget(
@@ -58,6 +38,6 @@ let package = Package(
       swiftSettings: [.swiftLanguageMode(.v5)]),
     benchmarkTarget("CoreBenchmarks", ["CBench"], []),
     benchmarkTarget("ExtendedJSONBenchmarks", ["CBench"], []),
-    benchmarkTarget("CodableBenchmarks", [], hasCodable ? [.define("REEF_HAS_CODABLE")] : []),
+    benchmarkTarget("CodableBenchmarks", [], []),
   ]
 )

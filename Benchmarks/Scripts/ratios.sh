@@ -20,14 +20,6 @@ TARGETS="${TARGETS:-CoreBenchmarks ExtendedJSONBenchmarks CodableBenchmarks}"
 FILTER="${FILTER:-}"
 export REEF_SHARED_DIR="${REEF_SHARED_DIR:-$(cd "$root/.." && pwd)/shared}"
 
-# SwiftPM caches the evaluated manifest per environment; say explicitly whether Reef declares
-# BSONEncoder yet so that the Codable benchmarks pick up the API as soon as it lands.
-if grep -rqE '(struct|class) BSONEncoder' "$root/Sources/ReefBSON" 2>/dev/null; then
-  export REEF_BENCH_CODABLE=1
-else
-  export REEF_BENCH_CODABLE=0
-fi
-
 rm -rf "$OUT"
 mkdir -p "$OUT"
 cd "$package" || exit 1

@@ -5,9 +5,6 @@
 // JSON side is generated from the BSON as plain JSON) and deep_bson (a binary tree of classes).
 // Reef's decode includes validating the bytes (Document(bytesNoCopy:owner:)), as JSONDecoder's
 // includes parsing.
-//
-// The Reef half is compiled only when Reef declares BSONEncoder (Package.swift defines
-// REEF_HAS_CODABLE); until then only the Foundation anchors run.
 
 import BenchSupport
 import Benchmark
@@ -131,38 +128,36 @@ func register<T: Codable & Equatable>(_ type: T.Type, _ c: CodableCase) {
   var decoders: KeyValuePairs<String, () -> Void> = ["foundation-JSONDecoder": jsonDecode]
   var encoders: KeyValuePairs<String, () -> Void> = ["foundation-JSONEncoder": jsonEncode]
 
-  #if REEF_HAS_CODABLE
-    let pinned = UnsafeMutableRawBufferPointer.allocate(byteCount: c.bson.count, alignment: 16)
-    pinned.copyBytes(from: c.bson)
-    nonisolated(unsafe) let bytes = UnsafeRawBufferPointer(pinned)
-    let bsonDecoder = BSONDecoder()
-    let bsonEncoder = BSONEncoder()
-    let document = try! Document(bytesNoCopy: bytes, owner: nil)
-    do {
-      let decoded = try bsonDecoder.decode(T.self, from: document)
-      if decoded != value {
-        printError("reef benchmarks: MISMATCH: BSONDecoder's \(c.name) differs from JSONDecoder's")
-      }
-      let encoded = try bsonEncoder.encode(value)
-      if try bsonDecoder.decode(T.self, from: encoded) != value {
-        printError("reef benchmarks: MISMATCH: BSONEncoder/BSONDecoder round trip of \(c.name)")
-      }
-    } catch {
-      printError("reef benchmarks: MISMATCH: BSON Codable failed on \(c.name): \(error)")
+  let pinned = UnsafeMutableRawBufferPointer.allocate(byteCount: c.bson.count, alignment: 16)
+  pinned.copyBytes(from: c.bson)
+  nonisolated(unsafe) let bytes = UnsafeRawBufferPointer(pinned)
+  let bsonDecoder = BSONDecoder()
+  let bsonEncoder = BSONEncoder()
+  let document = try! Document(bytesNoCopy: bytes, owner: nil)
+  do {
+    let decoded = try bsonDecoder.decode(T.self, from: document)
+    if decoded != value {
+      printError("reef benchmarks: MISMATCH: BSONDecoder's \(c.name) differs from JSONDecoder's")
     }
+    let encoded = try bsonEncoder.encode(value)
+    if try bsonDecoder.decode(T.self, from: encoded) != value {
+      printError("reef benchmarks: MISMATCH: BSONEncoder/BSONDecoder round trip of \(c.name)")
+    }
+  } catch {
+    printError("reef benchmarks: MISMATCH: BSON Codable failed on \(c.name): \(error)")
+  }
 
-    decoders = [
-      "reef-BSONDecoder": {
-        blackHole(try? bsonDecoder.decode(T.self, from: Document(bytesNoCopy: bytes, owner: nil)))
-      },
-      "reef-BSONDecoder-prevalidated": { blackHole(try? bsonDecoder.decode(T.self, from: document)) },
-      "foundation-JSONDecoder": jsonDecode,
-    ]
-    encoders = [
-      "reef-BSONEncoder": { blackHole(try? bsonEncoder.encode(value)) },
-      "foundation-JSONEncoder": jsonEncode,
-    ]
-  #endif
+  decoders = [
+    "reef-BSONDecoder": {
+      blackHole(try? bsonDecoder.decode(T.self, from: Document(bytesNoCopy: bytes, owner: nil)))
+    },
+    "reef-BSONDecoder-prevalidated": { blackHole(try? bsonDecoder.decode(T.self, from: document)) },
+    "foundation-JSONDecoder": jsonDecode,
+  ]
+  encoders = [
+    "reef-BSONEncoder": { blackHole(try? bsonEncoder.encode(value)) },
+    "foundation-JSONEncoder": jsonEncode,
+  ]
   registerGroup(
     "codable-decode", c.name, decoders,
     pairs: [
@@ -173,11 +168,6 @@ func register<T: Codable & Equatable>(_ type: T.Type, _ c: CodableCase) {
 
 let benchmarks: @Sendable () -> Void = {
   Benchmark.defaultConfiguration = reefBenchmarkConfiguration
-  #if !REEF_HAS_CODABLE
-    printError(
-      "reef benchmarks: BLOCKED: Reef does not declare BSONEncoder yet (or the manifest cache is stale: "
-        + "run with REEF_BENCH_CODABLE=1); only the Foundation anchors run")
-  #endif
 
   for c in codableCases() {
     switch c.name {
