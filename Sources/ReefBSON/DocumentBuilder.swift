@@ -16,7 +16,9 @@
 /// from untrusted input first (the Extended JSON parser and the Codable encoder do).
 public struct DocumentBuilder {
   @usableFromInline var writer: BSONWriter
-  @usableFromInline let start: Int
+  /// Offset of the length prefix of the document being written (the top level, or the embedded
+  /// document an `appendDocument` closure is writing).
+  @usableFromInline var start: Int
 
   /// Creates an empty builder; `capacity` is a hint for the number of bytes.
   @inlinable
@@ -94,12 +96,14 @@ public struct DocumentBuilder {
     _ key: String, _ build: (inout DocumentBuilder) throws(E) -> Void
   ) throws(E) {
     writer.header(.document, key)
-    var nested = DocumentBuilder(taking: &writer)
+    // The closure writes through this same builder, pointed at the embedded document.
+    let outer = start
+    start = writer.beginDocument()
     defer {
-      nested.writer.endDocument(nested.start)
-      writer = nested.writer.take()
+      writer.endDocument(start)
+      start = outer
     }
-    try build(&nested)
+    try build(&self)
   }
 
   /// Appends an array written by `build`, in place.
