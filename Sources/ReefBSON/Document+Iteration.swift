@@ -219,9 +219,4 @@ extension Document {
       }
     }
   }
-
-  /// The embedded document or array at `element`, as a view on the same bytes.
-  func nested(_ element: Element) -> Document {
-    Document(storage: storage, start: element.valueOffset, length: element.valueLength)
-  }
 }

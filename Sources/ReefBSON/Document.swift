@@ -72,12 +72,6 @@ public struct Document: Sendable {
     self.init(storage: storage, start: 0, length: length)
   }
 
-  /// Wraps bytes that were produced by Reef's own writer, without validating them.
-  init(trustedBytes bytes: [UInt8]) {
-    let storage = bytes.withUnsafeBytes { DocumentStorage(copying: $0) }
-    self.init(storage: storage, start: 0, length: bytes.count)
-  }
-
   @inline(__always)
   var base: UnsafeRawPointer { storage.base + start }
 
