@@ -1,11 +1,9 @@
 #include "cbench.h"
 
 #include <bson.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 // MARK: - Walking every value
@@ -409,24 +407,4 @@ size_t cb_from_json_copy(const char *json, size_t length, uint8_t *out, size_t c
   memcpy(out, bson_get_data(b), n < capacity ? n : capacity);
   bson_destroy(b);
   return n;
-}
-
-// MARK: - Probing
-
-bool cb_runs_cleanly(void (*body)(void)) {
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid < 0) return false;
-  if (pid == 0) {
-    int null = open("/dev/null", O_WRONLY);
-    if (null >= 0) {
-      dup2(null, 1);
-      dup2(null, 2);
-    }
-    body();
-    _exit(0);
-  }
-  int status = 0;
-  if (waitpid(pid, &status, 0) != pid) return false;
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }

@@ -90,10 +90,6 @@ size_t cb_from_json(const char *json, size_t length);
 /// Copies bson_new_from_json's bytes into `out`; returns the length, 0 on error.
 size_t cb_from_json_copy(const char *json, size_t length, uint8_t *out, size_t capacity);
 
-/// Runs `body` in a forked child with its stdout and stderr sent to /dev/null and returns
-/// whether it finished normally (exit status 0). Used to skip benchmarks of APIs that still
-/// stop with fatalError, without taking the whole benchmark process down.
-bool cb_runs_cleanly(void (*body)(void));
 
 #ifdef __cplusplus
 }
