@@ -256,11 +256,12 @@ struct BSONWriter {
     self.value(value)
   }
 
-  /// The bytes from `start` to the end as a document, copied once into document storage.
+  /// The finished document from `start` to the end, viewing this writer's buffer without a copy
+  /// (the writer's next write, if any, copies the buffer first).
   func document(from start: Int = 0) -> Document {
     let n = count &- start
-    let storage = DocumentStorage(copying: UnsafeRawBufferPointer(start: base + start, count: n))
-    return Document(storage: storage, start: 0, length: n)
+    let view = UnsafeRawBufferPointer(start: base + start, count: n)
+    return Document(storage: DocumentStorage(borrowing: view, owner: storage), start: 0, length: n)
   }
 }
 

@@ -27,6 +27,19 @@ struct ExtendedJSONWriter {
     out.append(pretty ? spaced : literal)
   }
 
+  /// Writes an integer: bare in relaxed mode, in its `{"$numberInt"|"$numberLong": "…"}` wrapper
+  /// (`open` compact, `spaced` pretty) in canonical mode.
+  @inline(__always)
+  mutating func integer(_ v: Int64, _ open: StaticString, _ spaced: StaticString) {
+    if relaxed {
+      out.appendDecimal(v)
+    } else {
+      token(open, spaced)
+      out.appendDecimal(v)
+      out.append(#""}"#)
+    }
+  }
+
   @inline(__always)
   mutating func newline(_ level: Int) {
     out.reserve(1 &+ 2 &* level)
@@ -159,14 +172,7 @@ struct ExtendedJSONWriter {
       }
       return total
     case 0x10:
-      let v = Int64(p.int32LE(0))
-      if relaxed {
-        out.appendDecimal(v)
-      } else {
-        token(#"{"$numberInt":""#, #"{"$numberInt": ""#)
-        out.appendDecimal(v)
-        out.append(#""}"#)
-      }
+      integer(Int64(p.int32LE(0)), #"{"$numberInt":""#, #"{"$numberInt": ""#)
       return 4
     case 0x11:
       token(#"{"$timestamp":{"t":"#, #"{"$timestamp": {"t": "#)
@@ -176,14 +182,7 @@ struct ExtendedJSONWriter {
       out.append("}}")
       return 8
     case 0x12:
-      let v = p.int64LE(0)
-      if relaxed {
-        out.appendDecimal(v)
-      } else {
-        token(#"{"$numberLong":""#, #"{"$numberLong": ""#)
-        out.appendDecimal(v)
-        out.append(#""}"#)
-      }
+      integer(p.int64LE(0), #"{"$numberLong":""#, #"{"$numberLong": ""#)
       return 8
     case 0x13:
       token(#"{"$numberDecimal":""#, #"{"$numberDecimal": ""#)

@@ -94,9 +94,20 @@ public struct ObjectId: Hashable, Comparable, Sendable, CustomStringConvertible 
 
   public var description: String { hex }
 
-  public static func == (a: ObjectId, b: ObjectId) -> Bool { a.byteArray == b.byteArray }
+  /// The bytes as a big-endian 96-bit number: its high 64 bits and its low 32 bits, so that
+  /// comparing the parts compares the bytes in order, without allocating.
+  private var parts: (high: UInt64, low: UInt32) {
+    withUnsafeBytes(of: bytes) { raw in
+      (
+        UInt64(bigEndian: raw.loadUnaligned(as: UInt64.self)),
+        UInt32(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
+      )
+    }
+  }
+
+  public static func == (a: ObjectId, b: ObjectId) -> Bool { a.parts == b.parts }
   public func hash(into hasher: inout Hasher) { withUnsafeBytes(of: bytes) { hasher.combine(bytes: $0) } }
-  public static func < (a: ObjectId, b: ObjectId) -> Bool { a.byteArray.lexicographicallyPrecedes(b.byteArray) }
+  public static func < (a: ObjectId, b: ObjectId) -> Bool { a.parts < b.parts }
 }
 
 enum ObjectIdGenerator {
