@@ -6,6 +6,7 @@ let package = Package(
   platforms: [.macOS(.v15)],
   products: [
     .library(name: "ReefBSON", targets: ["ReefBSON"]),
+    .library(name: "ReefQuery", targets: ["ReefQuery"]),
     .library(name: "ReefLibBSON", targets: ["ReefLibBSON"]),
     .library(name: "ReefCLI", targets: ["ReefCLI"]),
     .executable(name: "reef", targets: ["reef"]),
@@ -18,10 +19,11 @@ let package = Package(
     .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
     .systemLibrary(name: "CLibBSON", pkgConfig: "libbson-1.0", providers: [.apt(["libbson-dev"])]),
     .target(name: "ReefBSON", dependencies: ["CZlib"]),
+    .target(name: "ReefQuery", dependencies: ["ReefBSON"]),
     .target(name: "ReefLibBSON", dependencies: ["ReefBSON", "CLibBSON"]),
     .target(
       name: "ReefCLI",
-      dependencies: ["ReefBSON", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+      dependencies: ["ReefBSON", "ReefQuery", .product(name: "ArgumentParser", package: "swift-argument-parser")]
     ),
     .executableTarget(name: "reef", dependencies: ["ReefCLI"]),
     .executableTarget(name: "ReefTour", dependencies: ["ReefBSON"], path: "Examples/Tour"),
@@ -40,6 +42,7 @@ let package = Package(
         .product(name: "PropertyBased", package: "swift-property-based"),
       ]
     ),
+    .testTarget(name: "ReefQueryTests", dependencies: ["ReefQuery", "ReefBSON", "ReefTestSupport"]),
     .testTarget(name: "ReefCLITests", dependencies: ["ReefCLI", "ReefBSON", "ReefTestSupport"]),
   ]
 )
