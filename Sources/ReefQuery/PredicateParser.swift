@@ -1,0 +1,728 @@
+import ReefBSON
+
+/// Parses a Realm Query Language (NSPredicate-style) predicate string into a ``QueryNode`` and
+/// its trailing `SORT`, `DISTINCT` and `LIMIT` clauses.
+///
+/// ```swift
+/// let parsed = try parsePredicate("address.city = %@ AND age >= 21 SORT(name ASC) LIMIT(10)",
+///                                 arguments: ["Los Angeles"])
+/// ```
+///
+/// The language, as Realm Swift users write it:
+/// - Comparisons `==` (`=`), `!=` (`<>`), `<`, `<=` (`=<`), `>`, `>=` (`=>`) between a key path
+///   and a value, in either order (`5 < age` is `age > 5`).
+/// - String operators `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `LIKE` (`*` and `?` wildcards), and
+///   `==`/`!=` with a modifier: `[c]` ignores case, `[d]` diacritics, `[cd]` both.
+/// - `IN {a, b}` or `IN $0` with an array argument; `value IN listKeyPath` (some element
+///   equals the value); `BETWEEN {low, high}` (inclusive).
+/// - `ANY`/`SOME`, `ALL`, `NONE` before a key path; without one a key path through a list means
+///   `ANY`.
+/// - `NOT`/`!`, `AND`/`&&`, `OR`/`||` (binding in that order), parentheses, `TRUEPREDICATE`,
+///   `FALSEPREDICATE`. Keywords are case-insensitive.
+/// - Aggregates `list.@count` (`@size`), `list.@min`, `@max`, `@sum`, `@avg`, also of a
+///   field of the elements (`items.@sum.price`); `SUBQUERY(list, $x, predicate).@count`, where
+///   key paths start with the variable (`$x.name`; `$x` alone is the element).
+/// - Values: strings in single or double quotes with backslash escapes; integers (`.int64`,
+///   also `0x…`); decimals with optional exponent (`.double`); `true`, `false`, `nil`, `NULL`;
+///   `oid(<24 hex digits>)`; dates `YYYY-MM-DD@HH:MM:SS` with optional `:NANOSECONDS` (`T` may
+///   stand for `@`; UTC) and `T<seconds>:<nanoseconds>` since the epoch (`.datetime`, truncated
+///   to milliseconds); `uuid(…)` (binary subtype 4); `B64"…"` (generic binary).
+/// - Arguments: `%@` takes the next argument in order, `$0`…`$n` the argument at that index.
+/// - After the condition, in any order and repeatable: `SORT(a ASC, b.c DESC)` (also `ASCENDING`,
+///   `DESCENDING`), `DISTINCT(a, b)`, `LIMIT(n)` (several limits keep the smallest).
+///
+/// - Parameters:
+///   - predicate: The predicate string.
+///   - arguments: The values for `%@` and `$n`.
+/// - Returns: The condition and the trailing clauses.
+/// - Throws: ``QueryError`` with the 1-based ``QueryError/column`` of the offending token and a
+///   message saying what was expected and what was found: syntax errors, unknown operators,
+///   malformed literals, missing arguments, an argument of the wrong type (a non-array after
+///   `IN`), `BETWEEN` with other than two values, and nesting deeper than
+///   200 levels.
+/// - Complexity: O(n) in the length of the predicate, plus the size of the arguments used.
+public func parsePredicate(_ predicate: String, arguments: [BSON] = []) throws(QueryError) -> ParsedPredicate {
+  var parser = try PredicateParser(predicate, arguments: arguments)
+  return try parser.parse()
+}
+
+/// A recursive-descent parser over ``PredicateToken``s. Recursion happens only for parentheses
+/// and `SUBQUERY`, and is capped at ``maximumDepth``.
+struct PredicateParser {
+  /// How deeply parentheses and subqueries may nest.
+  static let maximumDepth = 200
+
+  private var tokens: [PredicateToken]
+  private var position = 0
+  private let arguments: [BSON]
+  private var nextSequentialArgument = 0
+  private var depth = 0
+  /// The variables of the enclosing `SUBQUERY`s, innermost last.
+  private var variables: [String] = []
+
+  init(_ predicate: String, arguments: [BSON]) throws(QueryError) {
+    tokens = try PredicateLexer.tokenize(predicate)
+    self.arguments = arguments
+  }
+
+  // MARK: Tokens
+
+  private var current: PredicateToken { tokens[position] }
+
+  private func peek(_ offset: Int) -> PredicateToken { tokens[min(position + offset, tokens.count - 1)] }
+
+  private mutating func advance() {
+    if position < tokens.count - 1 { position += 1 }
+  }
+
+  private func error(_ message: String, at token: PredicateToken) -> QueryError {
+    QueryError(message, column: token.column)
+  }
+
+  private mutating func expectSymbol(_ symbol: String, _ context: String) throws(QueryError) {
+    guard current.isSymbol(symbol) else {
+      throw error("expected '\(symbol)' \(context) but found \(current.described)", at: current)
+    }
+    advance()
+  }
+
+  /// Words that cannot be key paths where a key path or value is expected.
+  private static let reservedWords: Set<String> = [
+    "AND", "OR", "NOT", "ANY", "SOME", "ALL", "NONE", "IN", "BETWEEN", "BEGINSWITH", "ENDSWITH", "CONTAINS",
+    "LIKE", "TRUEPREDICATE", "FALSEPREDICATE", "SUBQUERY",
+  ]
+
+  private func isClauseStart(_ token: PredicateToken, next: PredicateToken) -> Bool {
+    guard let word = token.keyword, ["SORT", "DISTINCT", "LIMIT"].contains(word) else { return false }
+    return next.isSymbol("(")
+  }
+
+  // MARK: Predicate
+
+  mutating func parse() throws(QueryError) -> ParsedPredicate {
+    if current.isEnd { throw error("expected a predicate but found end of predicate", at: current) }
+    var result = ParsedPredicate(node: try orExpression())
+    while !current.isEnd {
+      guard isClauseStart(current, next: peek(1)), let word = current.keyword else {
+        throw error(
+          "expected AND, OR, SORT(…), DISTINCT(…), LIMIT(…) or the end of the predicate but found \(current.described)",
+          at: current)
+      }
+      advance()
+      advance()  // "("
+      switch word {
+      case "SORT": try sortClause(into: &result)
+      case "DISTINCT": try distinctClause(into: &result)
+      default: try limitClause(into: &result)
+      }
+    }
+    return result
+  }
+
+  private func isOr(_ token: PredicateToken) -> Bool { token.isSymbol("||") || token.keyword == "OR" }
+  private func isAnd(_ token: PredicateToken) -> Bool { token.isSymbol("&&") || token.keyword == "AND" }
+  private func isNot(_ token: PredicateToken) -> Bool { token.isSymbol("!") || token.keyword == "NOT" }
+
+  private mutating func orExpression() throws(QueryError) -> QueryNode {
+    var operands = [try andExpression()]
+    while isOr(current) {
+      advance()
+      operands.append(try andExpression())
+    }
+    return operands.count == 1 ? operands[0] : .or(operands)
+  }
+
+  private mutating func andExpression() throws(QueryError) -> QueryNode {
+    var operands = [try notExpression()]
+    while isAnd(current) {
+      advance()
+      operands.append(try notExpression())
+    }
+    return operands.count == 1 ? operands[0] : .and(operands)
+  }
+
+  /// `NOT`s are counted, not recursed into, and a pair cancels out (a match is true or
+  /// false), so `!!!!…` builds no deep tree.
+  private mutating func notExpression() throws(QueryError) -> QueryNode {
+    var negated = false
+    while isNot(current) {
+      negated.toggle()
+      advance()
+    }
+    let node = try primary()
+    return negated ? .not(node) : node
+  }
+
+  private mutating func enterNesting(_ token: PredicateToken) throws(QueryError) {
+    depth += 1
+    if depth > Self.maximumDepth {
+      throw error("the predicate nests more than \(Self.maximumDepth) levels of parentheses or SUBQUERY", at: token)
+    }
+  }
+
+  private mutating func primary() throws(QueryError) -> QueryNode {
+    let open = current
+    if open.isSymbol("(") {
+      try enterNesting(open)
+      advance()
+      let node = try orExpression()
+      guard current.isSymbol(")") else {
+        throw error(
+          "expected ')' to close the '(' at column \(open.column) but found \(current.described)", at: current)
+      }
+      advance()
+      depth -= 1
+      return node
+    }
+    switch current.keyword {
+    case "TRUEPREDICATE":
+      advance()
+      return .constant(true)
+    case "FALSEPREDICATE":
+      advance()
+      return .constant(false)
+    default:
+      return try comparison()
+    }
+  }
+
+  // MARK: Comparisons
+
+  /// One side of a comparison.
+  private enum OperandKind {
+    case path(FieldPath)
+    case aggregate(FieldPath, Aggregate, subpath: FieldPath?)
+    case subquery(FieldPath, QueryNode)
+    /// A literal or an argument (`argument` names it for messages).
+    case value(BSON, argument: String?)
+    /// `{a, b, c}`.
+    case list([BSON])
+
+    var isKeyPath: Bool {
+      switch self {
+      case .path, .aggregate, .subquery: true
+      case .value, .list: false
+      }
+    }
+  }
+
+  private struct Operand {
+    var kind: OperandKind
+    /// The operand's first token (after its quantifier).
+    var token: PredicateToken
+    var quantifier: (Quantifier, PredicateToken)?
+  }
+
+  private enum OperatorKind {
+    case compare(ComparisonOperator)
+    case string(StringOperator)
+    case `in`
+    case between
+  }
+
+  private struct Operator {
+    var kind: OperatorKind
+    var options: StringOptions
+    var modifier: String?
+    var token: PredicateToken
+    /// The operator as written, with its modifier: `==[c]`.
+    var written: String { token.text + (modifier.map { "[\($0)]" } ?? "") }
+  }
+
+  private mutating func comparison() throws(QueryError) -> QueryNode {
+    let lhs = try operand(after: nil)
+    let op = try comparisonOperator(after: lhs)
+    let rhs = try operand(after: op)
+    return try node(lhs, op, rhs)
+  }
+
+  private mutating func comparisonOperator(after lhs: Operand) throws(QueryError) -> Operator {
+    let token = current
+    let kind: OperatorKind
+    switch (token.kind, token.keyword) {
+    case (.symbol, _):
+      switch token.text {
+      case "==", "=": kind = .compare(.equal)
+      case "!=", "<>": kind = .compare(.notEqual)
+      case "<": kind = .compare(.less)
+      case "<=", "=<": kind = .compare(.lessOrEqual)
+      case ">": kind = .compare(.greater)
+      case ">=", "=>": kind = .compare(.greaterOrEqual)
+      default: throw unknownOperator(after: lhs)
+      }
+    case (_, "BEGINSWITH"?): kind = .string(.beginsWith)
+    case (_, "ENDSWITH"?): kind = .string(.endsWith)
+    case (_, "CONTAINS"?): kind = .string(.contains)
+    case (_, "LIKE"?): kind = .string(.like)
+    case (_, "IN"?): kind = .in
+    case (_, "BETWEEN"?): kind = .between
+    default: throw unknownOperator(after: lhs)
+    }
+    advance()
+    var op = Operator(kind: kind, options: [], modifier: nil, token: token)
+    if current.isSymbol("[") {
+      let open = current
+      advance()
+      guard case .word = current.kind, current.keyword != nil else {
+        throw error("expected a modifier c, d or cd after '[' but found \(current.described)", at: current)
+      }
+      let modifier = current.text
+      switch modifier.lowercased() {
+      case "c": op.options = .caseInsensitive
+      case "d": op.options = .diacriticInsensitive
+      case "cd", "dc": op.options = [.caseInsensitive, .diacriticInsensitive]
+      default:
+        throw error("unknown modifier '[\(modifier)]': expected [c], [d] or [cd]", at: current)
+      }
+      advance()
+      guard current.isSymbol("]") else {
+        throw error(
+          "expected ']' to close the modifier at column \(open.column) but found \(current.described)", at: current)
+      }
+      advance()
+      op.modifier = modifier
+      switch kind {
+      case .string: break
+      case .compare(.equal), .compare(.notEqual): break
+      default:
+        throw error("the modifier [\(modifier)] applies only to string operators, not to '\(token.text)'", at: open)
+      }
+    }
+    return op
+  }
+
+  private func unknownOperator(after lhs: Operand) -> QueryError {
+    error(
+      "expected an operator (==, !=, <, <=, >, >=, BEGINSWITH, ENDSWITH, CONTAINS, LIKE, IN, BETWEEN) after "
+        + "\(lhs.token.described) but found \(current.described)", at: current)
+  }
+
+  /// A key path, a value, a list literal or a `SUBQUERY(…).@count`, with an optional quantifier.
+  private mutating func operand(after op: Operator?) throws(QueryError) -> Operand {
+    var quantifier: (Quantifier, PredicateToken)?
+    switch current.keyword {
+    case "ANY"?, "SOME"?: quantifier = (.any, current)
+    case "ALL"?: quantifier = (.all, current)
+    case "NONE"?: quantifier = (.none, current)
+    default: break
+    }
+    if let (_, token) = quantifier {
+      advance()
+      guard case .word = current.kind, !Self.reservedWords.contains(current.keyword ?? ""),
+        !["TRUE", "FALSE", "NIL", "NULL"].contains(current.keyword ?? "")
+      else {
+        throw error("expected a key path after '\(token.text)' but found \(current.described)", at: current)
+      }
+    }
+    let token = current
+    let expected = op.map { "a value after '\($0.written)'" } ?? "a key path or a value"
+    var kind: OperandKind
+    switch token.kind {
+    case .value(let value):
+      kind = .value(value, argument: nil)
+      advance()
+    case .argument(let index):
+      kind = .value(try argument(index, token), argument: token.text)
+      advance()
+    case .symbol where token.text == "{":
+      kind = .list(try listLiteral())
+    case .word:
+      switch token.keyword {
+      case "TRUE"?:
+        kind = .value(.bool(true), argument: nil)
+        advance()
+      case "FALSE"?:
+        kind = .value(.bool(false), argument: nil)
+        advance()
+      case "NIL"?, "NULL"?:
+        kind = .value(.null, argument: nil)
+        advance()
+      case "SUBQUERY"? where peek(1).isSymbol("("):
+        kind = try subquery()
+      case let word? where Self.reservedWords.contains(word) || isClauseStart(token, next: peek(1)):
+        throw error("expected \(expected) but found \(token.described)", at: token)
+      default:
+        kind = try keyPath(token)
+        advance()
+      }
+    case .symbol, .aggregateSuffix, .end:
+      throw error("expected \(expected) but found \(token.described)", at: token)
+    }
+    if let (_, quantifierToken) = quantifier {
+      guard case .path = kind else {
+        throw error(
+          "'\(quantifierToken.text)' applies to a key path, not to the aggregate \(token.described)",
+          at: quantifierToken)
+      }
+    }
+    return Operand(kind: kind, token: token, quantifier: quantifier)
+  }
+
+  private mutating func argument(_ index: Int?, _ token: PredicateToken) throws(QueryError) -> BSON {
+    let resolved: Int
+    if let index {
+      resolved = index
+    } else {
+      resolved = nextSequentialArgument
+      nextSequentialArgument += 1
+    }
+    guard resolved < arguments.count else {
+      let name = index == nil ? "'%@' number \(resolved + 1)" : "'\(token.text)'"
+      throw error("no argument for \(name): \(arguments.count) argument(s) were given", at: token)
+    }
+    return arguments[resolved]
+  }
+
+  /// `{a, b, c}`: values and arguments, possibly none.
+  private mutating func listLiteral() throws(QueryError) -> [BSON] {
+    let open = current
+    advance()
+    var values: [BSON] = []
+    if current.isSymbol("}") {
+      advance()
+      return values
+    }
+    while true {
+      let token = current
+      switch (token.kind, token.keyword) {
+      case (.value(let value), _): values.append(value)
+      case (.argument(let index), _): values.append(try argument(index, token))
+      case (_, "TRUE"?): values.append(.bool(true))
+      case (_, "FALSE"?): values.append(.bool(false))
+      case (_, "NIL"?), (_, "NULL"?): values.append(.null)
+      default:
+        throw error("expected a value in the list at column \(open.column) but found \(token.described)", at: token)
+      }
+      advance()
+      if current.isSymbol("}") {
+        advance()
+        return values
+      }
+      guard current.isSymbol(",") else {
+        throw error(
+          "expected ',' or '}' in the list at column \(open.column) but found \(current.described)", at: current)
+      }
+      advance()
+    }
+  }
+
+  // MARK: Key paths
+
+  /// Resolves a key path word: the SUBQUERY variable, aggregates, and the remaining segments.
+  private func keyPath(_ token: PredicateToken) throws(QueryError) -> OperandKind {
+    var segments = token.text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+    if segments[0].hasPrefix("$") {
+      let variable = segments[0]
+      guard let innermost = variables.last, variables.contains(variable) else {
+        throw error(
+          "unknown variable '\(variable)': variables are declared by SUBQUERY(list, \(variable), predicate)",
+          at: token)
+      }
+      guard variable == innermost else {
+        throw error(
+          "'\(token.text)' uses the outer SUBQUERY variable '\(variable)' inside the SUBQUERY of '\(innermost)', "
+            + "which is not supported", at: token)
+      }
+      segments.removeFirst()
+    } else if let innermost = variables.last {
+      throw error(
+        "expected a key path starting with '\(innermost)' inside its SUBQUERY but found \(token.described)", at: token)
+    }
+    guard let at = segments.firstIndex(where: { $0.hasPrefix("@") }) else {
+      return .path(FieldPath(segments: segments.map(FieldPath.Segment.init)))
+    }
+    let name = segments[at]
+    let aggregate: Aggregate
+    switch name.lowercased() {
+    case "@count", "@size": aggregate = .count
+    case "@min": aggregate = .min
+    case "@max": aggregate = .max
+    case "@sum": aggregate = .sum
+    case "@avg": aggregate = .avg
+    default:
+      throw error("unknown aggregate '\(name)': expected @count, @size, @min, @max, @sum or @avg", at: token)
+    }
+    let rest = Array(segments[(at + 1)...])
+    if let other = rest.first(where: { $0.hasPrefix("@") }) {
+      throw error("only one aggregate is allowed in a key path, but '\(token.text)' also has '\(other)'", at: token)
+    }
+    if aggregate == .count && !rest.isEmpty {
+      throw error("expected nothing after '\(name)' in '\(token.text)' but found '.\(rest[0])'", at: token)
+    }
+    let path = FieldPath(segments: segments[..<at].map(FieldPath.Segment.init))
+    let subpath = rest.isEmpty ? nil : FieldPath(segments: rest.map(FieldPath.Segment.init))
+    return .aggregate(path, aggregate, subpath: subpath)
+  }
+
+  /// `SUBQUERY(list, $x, predicate).@count`; the current token is `SUBQUERY`.
+  private mutating func subquery() throws(QueryError) -> OperandKind {
+    let start = current
+    try enterNesting(start)
+    advance()
+    advance()  // "("
+    let listToken = current
+    guard case .word = listToken.kind, !Self.reservedWords.contains(listToken.keyword ?? "") else {
+      throw error(
+        "expected a list key path as the first argument of SUBQUERY but found \(listToken.described)", at: listToken)
+    }
+    guard case .path(let list) = try keyPath(listToken) else {
+      throw error(
+        "expected a list key path without an aggregate in SUBQUERY but found \(listToken.described)", at: listToken)
+    }
+    advance()
+    try expectSymbol(",", "after the list key path of SUBQUERY")
+    let variableToken = current
+    guard case .word = variableToken.kind, variableToken.text.hasPrefix("$"), !variableToken.text.contains(".") else {
+      throw error(
+        "expected a variable such as '$x' as the second argument of SUBQUERY but found \(variableToken.described)",
+        at: variableToken)
+    }
+    guard !variables.contains(variableToken.text) else {
+      throw error("the variable '\(variableToken.text)' is already used by an enclosing SUBQUERY", at: variableToken)
+    }
+    advance()
+    try expectSymbol(",", "after the variable of SUBQUERY")
+    variables.append(variableToken.text)
+    let node = try orExpression()
+    variables.removeLast()
+    guard current.isSymbol(")") else {
+      throw error(
+        "expected ')' to close the SUBQUERY at column \(start.column) but found \(current.described)", at: current)
+    }
+    advance()
+    depth -= 1
+    guard case .aggregateSuffix(let name) = current.kind, ["count", "size"].contains(name.lowercased()) else {
+      throw error("expected '.@count' after SUBQUERY(…) but found \(current.described)", at: current)
+    }
+    advance()
+    return .subquery(list, node)
+  }
+
+  // MARK: Building nodes
+
+  private func node(_ lhs: Operand, _ op: Operator, _ rhs: Operand) throws(QueryError) -> QueryNode {
+    var lhs = lhs
+    var rhs = rhs
+    var op = op
+    if !lhs.kind.isKeyPath && rhs.kind.isKeyPath {
+      if case .in = op.kind { return try valueIn(lhs, op, rhs) }
+      switch op.kind {
+      case .compare(.less): op.kind = .compare(.greater)
+      case .compare(.lessOrEqual): op.kind = .compare(.greaterOrEqual)
+      case .compare(.greater): op.kind = .compare(.less)
+      case .compare(.greaterOrEqual): op.kind = .compare(.lessOrEqual)
+      case .compare: break
+      case .string, .between, .in:
+        throw error(
+          "'\(op.written)' needs the key path on its left, as in 'name \(op.written) value', but found \(lhs.token.described)",
+          at: lhs.token)
+      }
+      swap(&lhs, &rhs)
+    }
+    guard !rhs.kind.isKeyPath else {
+      throw error(
+        "comparing two key paths (\(lhs.token.described) and \(rhs.token.described)) is not supported; compare a key path with a value",
+        at: rhs.token)
+    }
+    switch lhs.kind {
+    case .path(let path):
+      return .match(path, try valueTest(op, rhs), lhs.quantifier?.0 ?? .any)
+    case .aggregate(let path, let aggregate, let subpath):
+      return try countLike(op, rhs, numeric: aggregate == .count, what: "'\(aggregate.rawValue)'") {
+        .aggregate(path, aggregate, subpath: subpath, $0, $1)
+      }
+    case .subquery(let list, let query):
+      return try countLike(op, rhs, numeric: true, what: "SUBQUERY(…).@count") { .subquery(list, query, $0, $1) }
+    case .value, .list:
+      throw error(
+        "expected a key path on one side of '\(op.written)' but found the values \(lhs.token.described) and \(rhs.token.described)",
+        at: lhs.token)
+    }
+  }
+
+  /// `value IN listKeyPath`: some element of the list equals the value.
+  private func valueIn(_ lhs: Operand, _ op: Operator, _ rhs: Operand) throws(QueryError) -> QueryNode {
+    guard case .value(let value, _) = lhs.kind else {
+      throw error("expected a single value before 'IN \(rhs.token.text)' but found a list", at: lhs.token)
+    }
+    guard case .path(let path) = rhs.kind else {
+      throw error(
+        "expected a list key path after '\(lhs.token.text) IN' but found \(rhs.token.described)", at: rhs.token)
+    }
+    if let modifier = op.modifier {
+      throw error("the modifier [\(modifier)] is not supported with IN", at: op.token)
+    }
+    return .match(path, .compare(.equal, value), rhs.quantifier?.0 ?? .any)
+  }
+
+  /// The values of `{…}` or an array argument, after IN or BETWEEN.
+  private func listValues(_ operand: Operand, _ op: Operator) throws(QueryError) -> [BSON] {
+    switch operand.kind {
+    case .list(let values): return values
+    case .value(.array(let array), _): return Array(array)
+    case .value(let value, let argument?):
+      throw error(
+        "the argument \(argument) after '\(op.written)' must be an array but is \(Self.typeName(value))",
+        at: operand.token)
+    default:
+      throw error(
+        "expected a list {…} or an array argument after '\(op.written)' but found \(operand.token.described)",
+        at: operand.token)
+    }
+  }
+
+  private func betweenBounds(_ operand: Operand, _ op: Operator) throws(QueryError) -> (BSON, BSON) {
+    let values = try listValues(operand, op)
+    guard values.count == 2 else {
+      throw error("BETWEEN needs exactly two values {low, high} but found \(values.count)", at: operand.token)
+    }
+    return (values[0], values[1])
+  }
+
+  private func singleValue(_ operand: Operand, _ op: Operator) throws(QueryError) -> BSON {
+    guard case .value(let value, _) = operand.kind else {
+      throw error(
+        "a list {…} can only follow IN or BETWEEN, not '\(op.written)'", at: operand.token)
+    }
+    return value
+  }
+
+  private func valueTest(_ op: Operator, _ rhs: Operand) throws(QueryError) -> ValueTest {
+    switch op.kind {
+    case .compare(let comparison):
+      let value = try singleValue(rhs, op)
+      guard op.modifier != nil else { return .compare(comparison, value) }
+      guard case .string(let s) = value else {
+        throw error(
+          "expected a string after '\(op.written)' but found \(Self.describe(value, rhs))", at: rhs.token)
+      }
+      return .string(comparison == .equal ? .equal : .notEqual, s, op.options)
+    case .string(let stringOperator):
+      let value = try singleValue(rhs, op)
+      guard case .string(let s) = value else {
+        throw error(
+          "expected a string after '\(op.written)' but found \(Self.describe(value, rhs))", at: rhs.token)
+      }
+      return .string(stringOperator, s, op.options)
+    case .in:
+      if let modifier = op.modifier {
+        throw error("the modifier [\(modifier)] is not supported with IN", at: op.token)
+      }
+      return .in(try listValues(rhs, op))
+    case .between:
+      if let modifier = op.modifier {
+        throw error("the modifier [\(modifier)] is not supported with BETWEEN", at: op.token)
+      }
+      let (low, high) = try betweenBounds(rhs, op)
+      return .all([.compare(.greaterOrEqual, low), .compare(.lessOrEqual, high)])
+    }
+  }
+
+  /// Comparisons of an aggregate or a subquery count: plain operators, IN (any of the values)
+  /// and BETWEEN.
+  private func countLike(
+    _ op: Operator, _ rhs: Operand, numeric: Bool, what: String,
+    _ make: (ComparisonOperator, BSON) -> QueryNode
+  ) throws(QueryError) -> QueryNode {
+    func checked(_ value: BSON) throws(QueryError) -> BSON {
+      guard numeric else { return value }
+      switch value {
+      case .int32, .int64, .double, .decimal128: return value
+      default:
+        throw error("expected a number to compare with \(what) but found \(Self.describe(value, rhs))", at: rhs.token)
+      }
+    }
+    switch op.kind {
+    case .compare(let comparison):
+      if op.modifier != nil {
+        throw error("the modifier in '\(op.written)' does not apply to \(what)", at: op.token)
+      }
+      return make(comparison, try checked(try singleValue(rhs, op)))
+    case .string:
+      throw error("'\(op.written)' does not apply to \(what); use ==, !=, <, <=, >, >=, IN or BETWEEN", at: op.token)
+    case .in:
+      var nodes: [QueryNode] = []
+      for value in try listValues(rhs, op) { nodes.append(make(.equal, try checked(value))) }
+      return nodes.isEmpty ? .constant(false) : .or(nodes)
+    case .between:
+      let (low, high) = try betweenBounds(rhs, op)
+      return .and([make(.greaterOrEqual, try checked(low)), make(.lessOrEqual, try checked(high))])
+    }
+  }
+
+  private static func describe(_ value: BSON, _ operand: Operand) -> String {
+    if case .value(_, let argument?) = operand.kind { return "the argument \(argument), \(typeName(value))" }
+    return operand.token.described
+  }
+
+  private static func typeName(_ value: BSON) -> String {
+    switch value {
+    case .array: "an array"
+    case .int32, .int64: "an integer"
+    case .null: "null"
+    default: "a \(value.type.name)"
+    }
+  }
+
+  // MARK: SORT, DISTINCT, LIMIT
+
+  /// The current token as a plain key path for SORT and DISTINCT.
+  private mutating func plainKeyPath(_ clause: String) throws(QueryError) -> FieldPath {
+    let token = current
+    guard case .word = token.kind, !token.text.hasPrefix("$"), !token.text.contains("@") else {
+      throw error("expected a key path in \(clause)(…) but found \(token.described)", at: token)
+    }
+    advance()
+    return FieldPath(
+      segments: token.text.split(separator: ".", omittingEmptySubsequences: false).map {
+        FieldPath.Segment(String($0))
+      })
+  }
+
+  private mutating func sortClause(into result: inout ParsedPredicate) throws(QueryError) {
+    while true {
+      let path = try plainKeyPath("SORT")
+      switch current.keyword {
+      case "ASC"?, "ASCENDING"?: result.sort.append(SortKey(path, ascending: true))
+      case "DESC"?, "DESCENDING"?: result.sort.append(SortKey(path, ascending: false))
+      default:
+        throw error("expected ASC or DESC after '\(path)' in SORT(…) but found \(current.described)", at: current)
+      }
+      advance()
+      if current.isSymbol(")") { break }
+      try expectSymbol(",", "or ')' in SORT(…)")
+    }
+    advance()
+  }
+
+  private mutating func distinctClause(into result: inout ParsedPredicate) throws(QueryError) {
+    while true {
+      result.distinct.append(try plainKeyPath("DISTINCT"))
+      if current.isSymbol(")") { break }
+      try expectSymbol(",", "or ')' in DISTINCT(…)")
+    }
+    advance()
+  }
+
+  private mutating func limitClause(into result: inout ParsedPredicate) throws(QueryError) {
+    let token = current
+    let value: BSON
+    switch token.kind {
+    case .value(let v): value = v
+    case .argument(let index): value = try argument(index, token)
+    default: throw error("expected a count in LIMIT(…) but found \(token.described)", at: token)
+    }
+    let count: Int64
+    switch value {
+    case .int64(let n): count = n
+    case .int32(let n): count = Int64(n)
+    default: throw error("expected a whole number in LIMIT(…) but found \(token.described)", at: token)
+    }
+    guard count >= 0, let limit = Int(exactly: count) else {
+      throw error("expected a count of zero or more in LIMIT(…) but found \(token.described)", at: token)
+    }
+    result.limit = min(result.limit ?? limit, limit)
+    advance()
+    try expectSymbol(")", "to close LIMIT(…)")
+  }
+}
