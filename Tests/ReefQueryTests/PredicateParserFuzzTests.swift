@@ -78,4 +78,20 @@ private struct SplitMix64: RandomNumberGenerator {
     #expect(parsed > 0)
     #expect(rejected > 0)
   }
+
+  @Test func randomStringsParseOrThrow() {
+    var rng = SplitMix64(state: 0xF00D)
+    for _ in 0..<5_000 {
+      let length = Int.random(in: 0...40, using: &rng)
+      let predicate = String((0..<length).map { _ in Self.alphabet.randomElement(using: &rng)! })
+      do {
+        _ = try parsePredicate(predicate, arguments: ["x"])
+      } catch {
+        let column = error.column ?? 0
+        #expect(
+          column >= 1 && column <= predicate.count + 1,
+          "column \(column) out of range for \(predicate.debugDescription)")
+      }
+    }
+  }
 }

@@ -254,6 +254,15 @@ private func failure(
     #expect(try parsePredicate("TRUEPREDICATE LIMIT($0)", arguments: [.int32(2)]).limit == 2)
   }
 
+  /// The example in `parsePredicate`'s documentation.
+  @Test func documentedExample() throws {
+    let parsed = try parsePredicate(
+      "address.city = %@ AND age >= 21 SORT(name ASC) LIMIT(10)", arguments: ["Los Angeles"])
+    #expect(render(parsed.node) == "(ANY address.city == \"Los Angeles\" AND ANY age >= 21)")
+    #expect(parsed.sort == [SortKey(FieldPath("name"))])
+    #expect(parsed.limit == 10)
+  }
+
   // MARK: Errors
 
   @Test(arguments: [
