@@ -39,5 +39,6 @@ let package = Package(
     benchmarkTarget("CoreBenchmarks", ["CBench"], []),
     benchmarkTarget("ExtendedJSONBenchmarks", ["CBench"], []),
     benchmarkTarget("CodableBenchmarks", [], []),
+    benchmarkTarget("QueryBenchmarks", ["CBench", .product(name: "ReefQuery", package: "Reef")], []),
   ]
 )

@@ -67,11 +67,17 @@ PAIRS = [
     ("5 Codable decode", "codable-decode", "reef-BSONDecoder-prevalidated", "foundation-JSONDecoder", 5.0,
      "codable"),
     ("5 Codable encode", "codable-encode", "reef-BSONEncoder", "foundation-JSONEncoder", 5.0, "codable"),
+    ("7a query scan vs libbson", "scan", "reef-Query", "libbson-find_descendant", 2.0, None),
+    ("7b query scan vs decode-then-filter", "scan", "reef-Query", "swift-decode-tree", 10.0, None),
+    ("7c sort on a dotted key vs sorting extracted keys", "sort", "reef-SortSpecification", "swift-presorted-keys",
+     0.5, None),
     ("(iterate all values vs bson_iter walk, no goal)", "iterate", "reef-walk-values", "libbson-iter-walk",
      None, "bson"),
 ]
 ALLOCATION_ROWS = [("iterate", "reef-types"), ("iterate", "reef-walk-values")]
-DATASETS = ["flat", "deep", "full", "tweet"]
+DATASETS = ["flat", "deep", "full", "tweet", "address.city", "addresses.city"]
+# Query groups time one pass over a 100,000-document stream per operation (scaling factor 1).
+UNSCALED_GROUPS = {"scan", "sort"}
 
 
 def load_round(directory):
@@ -92,18 +98,19 @@ def load_round(directory):
             if len(parts) != 3:
                 continue
             metrics = {}
+            scaling = 1 if parts[0] in UNSCALED_GROUPS else SCALING
             for label, metric in entry.get("secondaryMetrics", {}).items():
                 p50 = metric["scorePercentiles"]["50.0"]
                 if label.startswith("Time (wall clock)"):
-                    unit = TIME_UNITS.get(metric["scoreUnit"], 1.0) / SCALING
+                    unit = TIME_UNITS.get(metric["scoreUnit"], 1.0) / scaling
                     metrics["ns"] = p50 * unit
                     metrics["min_ns"] = metric["scorePercentiles"]["0.0"] * unit
                 elif label.startswith("Thread CPU"):
                     # A custom metric in nanoseconds per inner loop (JMH may scale it to a unit).
-                    unit = TIME_UNITS.get(metric["scoreUnit"], 1.0) / SCALING
+                    unit = TIME_UNITS.get(metric["scoreUnit"], 1.0) / scaling
                     metrics["cpu_ns"] = p50 * unit
                 elif label.startswith("Malloc (total)"):
-                    metrics["mallocs"] = p50 / SCALING
+                    metrics["mallocs"] = p50 / scaling
             results[tuple(parts)] = metrics
     return results
 

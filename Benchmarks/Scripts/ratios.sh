@@ -16,7 +16,7 @@ package="$(dirname "$here")"
 root="$(dirname "$package")"
 ROUNDS="${ROUNDS:-1}"
 OUT="${OUT:-/tmp/reef-bench-ratios}"
-TARGETS="${TARGETS:-CoreBenchmarks ExtendedJSONBenchmarks CodableBenchmarks}"
+TARGETS="${TARGETS:-CoreBenchmarks ExtendedJSONBenchmarks CodableBenchmarks QueryBenchmarks}"
 FILTER="${FILTER:-}"
 export REEF_SHARED_DIR="${REEF_SHARED_DIR:-$(cd "$root/.." && pwd)/shared}"
 

@@ -96,3 +96,18 @@ size_t cb_from_json_copy(const char *json, size_t length, uint8_t *out, size_t c
 #endif
 
 #endif
+
+// MARK: - Query scans (QueryBenchmarks)
+
+/// Counts the documents of a stream (`count` documents starting at `offsets[i]`) whose value at
+/// the dotted `path` is the UTF-8 string `expected`: bson_init_static + bson_iter_init +
+/// bson_iter_find_descendant + compare, per document.
+size_t cb_scan_path_equals_utf8(const uint8_t *stream, const size_t *offsets, size_t count, const char *path,
+                                const char *expected, size_t expected_length);
+
+/// Counts the documents whose `array_key` holds an array with a document element whose `field` is
+/// the UTF-8 string `expected` (or a document whose `field` is), MongoDB's `{"addresses.city": …}`:
+/// bson_iter_init_find + bson_iter_recurse over the elements + bson_iter_find + compare.
+size_t cb_scan_array_field_equals_utf8(const uint8_t *stream, const size_t *offsets, size_t count,
+                                       const char *array_key, const char *field, const char *expected,
+                                       size_t expected_length);

@@ -1,0 +1,226 @@
+// ReefQuery against its anchors, on a stream of 100,000 documents generated from the Examples'
+// models (contacts with an embedded address, businesses with a list of addresses):
+//
+// - scan/<path>: count the documents where `path` equals "Los Angeles", with Reef's `Query`,
+//   with libbson in C (bson_iter_find_descendant, or a recursive walk for the array of embedded
+//   documents) and with a decode-then-filter Swift baseline (every document decoded into a
+//   dictionary tree, then tested).
+// - sort/address.city: sort the stream on a dotted key with `SortSpecification`, against sorting
+//   Swift keys extracted beforehand (the same comparisons on `String?`, the same stable order).
+//
+// One operation is one pass over the whole stream; these groups use a scaling factor of 1.
+
+import BenchSupport
+import Benchmark
+import CBench
+import ReefBSON
+import ReefQuery
+
+/// A deterministic generator (SplitMix64), so every run scans the same documents.
+struct SplitMix {
+  var state: UInt64
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+  mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+}
+
+let cities = [
+  "Los Angeles", "New York City", "Springfield", "Arlington", "Paris", "London", "Berlin", "Tokyo", "Sydney",
+  "Toronto", "Chicago", "Houston", "Phoenix", "Philadelphia", "San Antonio", "San Diego", "Dallas", "San Jose",
+  "Austin", "Jacksonville", "Fort Worth", "Columbus", "Charlotte", "Indianapolis", "Seattle", "Denver", "Boston",
+  "Nashville", "Detroit", "Portland", "Las Vegas", "Memphis", "Louisville", "Baltimore", "Milwaukee", "Albuquerque",
+  "Tucson", "Fresno", "Sacramento", "Mesa",
+]
+let streets = ["Main St", "Broadway", "Oak Ave", "Pine St", "Maple Dr", "Cedar Ln", "Elm St", "Navy Way"]
+let names = ["Ann", "Bob", "Grace", "Nick", "Ada", "Linus", "Barbara", "Ken", "Margaret", "Dennis"]
+
+/// The model's address, as an embedded document.
+func appendAddress(_ builder: inout DocumentBuilder, _ random: inout SplitMix) {
+  builder.append("street", "\(1 + random.below(9_999)) \(streets[random.below(streets.count)])")
+  builder.append("city", cities[random.below(cities.count)])
+  builder.append("country", "USA")
+  builder.append("postalCode", String(10_000 + random.below(89_999)))
+}
+
+/// 100,000 contacts and businesses, as one BSON stream.
+func generateStream(count: Int) -> (bytes: [UInt8], offsets: [Int]) {
+  var random = SplitMix(state: 2024)
+  var bytes: [UInt8] = []
+  var offsets: [Int] = []
+  for index in 0..<count {
+    var builder = DocumentBuilder()
+    var id = [UInt8](repeating: 0, count: 12)
+    for byte in 0..<12 { id[byte] = UInt8(truncatingIfNeeded: (index &* 2_654_435_761) >> (byte % 4 * 8) &+ byte) }
+    builder.append("_id", ObjectId(bytes: id)!)
+    let name = "\(names[random.below(names.count)]) \(index)"
+    if index % 3 == 2 {
+      builder.append("type", "Business")
+      builder.append("name", name + " Inc.")
+      builder.appendArray("addresses") { list in
+        for _ in 0..<(1 + random.below(4)) {
+          list.appendDocument { address in appendAddress(&address, &random) }
+        }
+      }
+      builder.append("employees", Int64(random.below(50_000)))
+    } else {
+      builder.append("type", "Contact")
+      builder.append("name", name)
+      builder.appendDocument("address") { address in appendAddress(&address, &random) }
+      if random.below(2) == 0 { builder.append("phone", "+1 555 \(1_000 + random.below(8_999))") }
+      builder.append(
+        "createdAt", .datetime(BSONDateTime(millisecondsSinceEpoch: 1_700_000_000_000 + Int64(index) * 60_000)))
+    }
+    offsets.append(bytes.count)
+    bytes += builder.document.bytes
+  }
+  return (bytes, offsets)
+}
+
+/// The stream in memory that neither side owns or copies: both read the same bytes.
+struct PinnedBytes: @unchecked Sendable {
+  let buffer: UnsafeRawBufferPointer
+  init(_ bytes: [UInt8]) {
+    let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 16)
+    memory.copyBytes(from: bytes)
+    buffer = UnsafeRawBufferPointer(memory)
+  }
+  var pointer: UnsafePointer<UInt8> { buffer.baseAddress!.assumingMemoryBound(to: UInt8.self) }
+}
+
+/// A decoded document: the dictionary tree of the decode-then-filter baseline.
+indirect enum Tree {
+  case string(String)
+  case integer(Int64)
+  case double(Double)
+  case bool(Bool)
+  case document([String: Tree])
+  case array([Tree])
+  case other
+}
+
+func decodeTree(_ document: Document) -> [String: Tree] {
+  var result: [String: Tree] = [:]
+  for element in document { result[element.key] = decodeTree(element.value) }
+  return result
+}
+
+func decodeTree(_ value: BSON) -> Tree {
+  switch value {
+  case .string(let string): .string(string)
+  case .int32(let number): .integer(Int64(number))
+  case .int64(let number): .integer(number)
+  case .double(let number): .double(number)
+  case .bool(let flag): .bool(flag)
+  case .document(let document): .document(decodeTree(document))
+  case .array(let array): .array(array.map(decodeTree))
+  default: .other
+  }
+}
+
+/// The baseline's test of `address.city == city` on a decoded tree.
+func treeDottedEquals(_ tree: [String: Tree], _ city: String) -> Bool {
+  if case .document(let address)? = tree["address"], case .string(let value)? = address["city"] { return value == city }
+  return false
+}
+
+/// The baseline's test of `addresses.city == city` (any element) on a decoded tree.
+func treeArrayEquals(_ tree: [String: Tree], _ city: String) -> Bool {
+  guard case .array(let addresses)? = tree["addresses"] else { return false }
+  for case .document(let address) in addresses {
+    if case .string(let value)? = address["city"], value == city { return true }
+  }
+  return false
+}
+
+/// Registers one pass-over-the-stream benchmark (scaling factor 1).
+func registerScan(_ name: String, _ operation: @escaping () -> Void) {
+  var configuration = reefBenchmarkConfiguration
+  configuration.scalingFactor = .one
+  configuration.maxIterations = 200
+  Benchmark(name, configuration: configuration) { benchmark in measureLoop(benchmark, operation) }
+}
+
+let benchmarks: @Sendable () -> Void = {
+  Benchmark.defaultConfiguration = reefBenchmarkConfiguration
+  let count = 100_000
+  let (bytes, offsets) = generateStream(count: count)
+  let pinned = PinnedBytes(bytes)
+  let documents = offsets.indices.map { index in
+    let end = index + 1 < offsets.count ? offsets[index + 1] : bytes.count
+    return try! Document(
+      bytesNoCopy: UnsafeRawBufferPointer(rebasing: pinned.buffer[offsets[index]..<end]), owner: nil)
+  }
+  let city = "Los Angeles"
+
+  for path in ["address.city", "addresses.city"] {
+    let query = try! Query(filter: Document(extendedJSON: #"{"\#(path)": "\#(city)"}"#))
+    let reef = { () -> Int in
+      var matches = 0
+      for document in documents where query.matches(document) { matches += 1 }
+      return matches
+    }
+    let libbson = { () -> Int in
+      offsets.withUnsafeBufferPointer { table in
+        path == "address.city"
+          ? Int(cb_scan_path_equals_utf8(pinned.pointer, table.baseAddress, count, path, city, city.utf8.count))
+          : Int(
+            cb_scan_array_field_equals_utf8(
+              pinned.pointer, table.baseAddress, count, "addresses", "city", city, city.utf8.count))
+      }
+    }
+    let decode = { () -> Int in
+      var matches = 0
+      for document in documents {
+        let tree = decodeTree(document)
+        if path == "address.city" ? treeDottedEquals(tree, city) : treeArrayEquals(tree, city) { matches += 1 }
+      }
+      return matches
+    }
+    let expected = libbson()
+    check(expected > 0, "no document has \(path) == \(city)")
+    check(reef() == expected, "Query found \(reef()) documents with \(path) == \(city), libbson \(expected)")
+    check(
+      decode() == expected, "the decoded trees give \(decode()) documents with \(path) == \(city), libbson \(expected)")
+    printError("reef benchmarks: scan \(path): \(expected) of \(count) documents match")
+
+    registerScan("scan/\(path)/reef-Query") { consume(reef()) }
+    registerScan("scan/\(path)/libbson-find_descendant") { consume(libbson()) }
+    registerScan("scan/\(path)/swift-decode-tree") { consume(decode()) }
+    registerPair(
+      "scan/\(path)/reef-Query~libbson-find_descendant", reef: { consume(reef()) }, anchor: { consume(libbson()) })
+    registerPair("scan/\(path)/reef-Query~swift-decode-tree", reef: { consume(reef()) }, anchor: { consume(decode()) })
+  }
+
+  // Sorting on a dotted key; businesses have no `address` and sort first, as null.
+  let sort = SortSpecification([SortKey(FieldPath("address.city"))])
+  let keys: [String?] = documents.map { document in
+    if case .string(let city)? = document["address.city"] { return city }
+    return nil
+  }
+  let reefSort = { sort.sorted(documents) }
+  let swiftSort = { () -> [Document] in
+    var order = Array(documents.indices)
+    order.sort { left, right in
+      switch (keys[left], keys[right]) {
+      case (nil, nil): return left < right
+      case (nil, _): return true
+      case (_, nil): return false
+      case (let a?, let b?): return a == b ? left < right : a < b
+      }
+    }
+    return order.map { documents[$0] }
+  }
+  let reefOrder = reefSort().map { $0["_id"]! }
+  let swiftOrder = swiftSort().map { $0["_id"]! }
+  check(reefOrder == swiftOrder, "SortSpecification and the Swift key sort disagree")
+  registerScan("sort/address.city/reef-SortSpecification") { consume(reefSort()) }
+  registerScan("sort/address.city/swift-presorted-keys") { consume(swiftSort()) }
+  registerPair(
+    "sort/address.city/reef-SortSpecification~swift-presorted-keys", reef: { consume(reefSort()) },
+    anchor: { consume(swiftSort()) })
+}

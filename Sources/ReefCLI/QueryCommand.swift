@@ -1,0 +1,232 @@
+import ArgumentParser
+import ReefBSON
+import ReefQuery
+
+/// The output forms of `reef query`.
+public enum QueryOutputFormat: String, ExpressibleByArgument, CaseIterable, Sendable {
+  /// Canonical Extended JSON v2, one document per line.
+  case canonical
+  /// Relaxed Extended JSON v2, one document per line.
+  case relaxed
+  /// Concatenated BSON documents.
+  case bson
+}
+
+/// `reef query`: the documents of a BSON stream that match a filter or a predicate.
+public struct QueryCommand: ParsableCommand {
+  /// The command's name, help text and examples.
+  public static let configuration = CommandConfiguration(
+    commandName: "query",
+    abstract: "Print the documents of a BSON stream that match a MongoDB filter or a Realm predicate.",
+    discussion: """
+      Reads concatenated BSON documents (.gz too) and writes those that match, in input order \
+      unless --sort is given, as Extended JSON lines (canonical by default) or BSON. With neither \
+      --filter nor --where, every document matches. --skip and --limit apply after sorting; \
+      --count prints only the number of results (after --skip and --limit).
+
+      --filter takes a MongoDB filter document in Extended JSON; --where takes a Realm-style \
+      predicate, whose %@ and $0…$n come from --arg values (Extended JSON, one per --arg) and \
+      which may end in SORT(…), DISTINCT(…) and LIMIT(…).
+
+      A filter or predicate that cannot be compiled exits 1 with the position of the problem; \
+      a malformed document in the stream is reported as by reef dump (exit 1).
+
+      Examples:
+        reef query contacts.bson --filter '{"address.city": "Los Angeles"}'
+        reef query contacts.bson --where 'ANY addresses.city BEGINSWITH[c] $0' --arg '"new"'
+        reef query dump/shop/orders.bson.gz --filter '{"total": {"$gte": 100}}' --sort '{"total": -1}' --limit 10
+        reef query contacts.bson --where 'name != nil' --project '{"name": 1}' --format relaxed
+        reef query contacts.bson --filter '{"type": "Business"}' --count
+      """
+  )
+
+  /// The input file; `-` (the default) reads standard input.
+  @Argument(help: ArgumentHelp("The BSON file to read, or - for standard input.", valueName: "path"))
+  public var path: String = "-"
+
+  /// A MongoDB filter document.
+  @Option(help: ArgumentHelp("A MongoDB filter document (Extended JSON).", valueName: "json"))
+  public var filter: String?
+
+  /// A Realm-style predicate.
+  @Option(name: .customLong("where"), help: ArgumentHelp("A Realm-style predicate string.", valueName: "predicate"))
+  public var predicate: String?
+
+  /// Arguments for the predicate's `%@` and `$0…$n`.
+  @Option(
+    name: .customLong("arg"), help: ArgumentHelp("A predicate argument (Extended JSON value).", valueName: "value"))
+  public var arguments: [String] = []
+
+  /// A MongoDB sort document.
+  @Option(help: ArgumentHelp("A sort document: {\"field\": 1 or -1, …}.", valueName: "json"))
+  public var sort: String?
+
+  /// Results to drop from the front.
+  @Option(help: ArgumentHelp("Results to skip.", valueName: "n"))
+  public var skip: Int = 0
+
+  /// The most results to print.
+  @Option(help: ArgumentHelp("The most results to print (0: no limit).", valueName: "n"))
+  public var limit: Int = 0
+
+  /// A MongoDB projection document.
+  @Option(name: .customLong("project"), help: ArgumentHelp("A projection document.", valueName: "json"))
+  public var projection: String?
+
+  /// The output form.
+  @Option(help: "Output form: canonical, relaxed or bson.")
+  public var format: QueryOutputFormat = .canonical
+
+  /// Print only the number of results.
+  @Flag(help: "Print only the number of results.")
+  public var count = false
+
+  /// Validation limits.
+  @OptionGroup public var validation: ValidationFlags
+
+  /// Creates the command (ArgumentParser fills in its properties).
+  public init() {}
+
+  /// Checks the combination of options.
+  public func validate() throws {
+    if filter != nil && predicate != nil { throw ValidationError("give --filter or --where, not both") }
+    if !arguments.isEmpty && predicate == nil { throw ValidationError("--arg needs --where") }
+    guard skip >= 0 else { throw ValidationError("--skip must be 0 or more, found \(skip)") }
+    guard limit >= 0 else { throw ValidationError("--limit must be 0 or more, found \(limit)") }
+  }
+
+  /// Runs the query.
+  public func run() throws {
+    let query: Query
+    let options: FindOptions
+    do {
+      query = try compileQuery()
+      var sortSpecification: SortSpecification?
+      if let sort {
+        let document = try parseJSON(sort, option: "--sort")
+        sortSpecification = try compiled("--sort") { () throws(QueryError) in try SortSpecification(document) }
+      }
+      var projector: Projection?
+      if let projection {
+        let document = try parseJSON(projection, option: "--project")
+        projector = try compiled("--project") { () throws(QueryError) in try Projection(document) }
+      }
+      options = FindOptions(sort: sortSpecification, skip: skip, limit: limit, projection: projector)
+    } catch {
+      printError("reef: error: \(error.message)")
+      throw ExitCode.failure
+    }
+
+    let out = try ByteSink.standardOutput()
+    var reader: BSONStreamReader
+    do {
+      reader = try BSONStreamReader(path: path, options: validation.options)
+    } catch {
+      throw failure(error, input: path)
+    }
+    var results = 0
+    let mode: ExtendedJSONMode = format == .relaxed ? .relaxed : .canonical
+    let emit = { (document: Document) throws(BSONError) in
+      results += 1
+      guard !count else { return }
+      if format == .bson {
+        try document.withUnsafeBytes { bytes throws(BSONError) in try out.write(bytes) }
+      } else {
+        try out.append { buffer in
+          document.appendExtendedJSON(to: &buffer, mode: mode)
+          buffer.append(0x0A)
+        }
+      }
+    }
+    do throws(BSONError) {
+      if options.sort != nil || !query.sort.isEmpty || !query.distinct.isEmpty {
+        var matches: [Document] = []
+        while let document = try reader.next() {
+          if query.matches(document) { matches.append(document) }
+        }
+        for document in query.find(in: matches, options: options) { try emit(document) }
+      } else {
+        // Stream: test each document as it is read; stop reading at the limit.
+        var matched = 0
+        var skipped = 0
+        while let document = try reader.next() {
+          guard query.matches(document) else { continue }
+          if let queryLimit = query.limit, matched >= queryLimit { break }
+          matched += 1
+          if skipped < skip {
+            skipped += 1
+            continue
+          }
+          try emit(options.projection.map { $0.apply(document) } ?? document)
+          if limit > 0 && results >= limit { break }
+        }
+      }
+      if count { try out.write("\(results)\n") }
+      try out.close()
+    } catch {
+      try? out.close()
+      throw failure(error, input: path)
+    }
+  }
+
+  func compileQuery() throws(CommandError) -> Query {
+    if let predicate {
+      var values: [BSON] = []
+      for (index, argument) in arguments.enumerated() {
+        values.append(try parseValue(argument, option: "--arg \(index + 1)"))
+      }
+      return try compiled("--where") { () throws(QueryError) in try Query(predicate: predicate, arguments: values) }
+    }
+    guard let filter, !filter.allSatisfy(\.isWhitespace) else {
+      return try compiled("--filter") { () throws(QueryError) in try Query(.constant(true)) }
+    }
+    let document = try parseJSON(filter, option: "--filter")
+    return try compiled("--filter") { () throws(QueryError) in try Query(filter: document) }
+  }
+}
+
+/// A problem with a command line value, already phrased for the user.
+struct CommandError: Error {
+  var message: String
+}
+
+/// Runs `body`, turning a query error into a message that names the option.
+private func compiled<T>(_ option: String, _ body: () throws(QueryError) -> T) throws(CommandError) -> T {
+  do {
+    return try body()
+  } catch {
+    var message = "\(option): \(error.message)"
+    if let column = error.column { message += " (column \(column))" }
+    if !error.keyPath.isEmpty { message += " (at \(error.keyPath.joined(separator: ".")))" }
+    throw CommandError(message: message)
+  }
+}
+
+/// Parses an option's Extended JSON document.
+private func parseJSON(_ text: String, option: String) throws(CommandError) -> Document {
+  do {
+    return try Document(extendedJSON: text)
+  } catch {
+    var message = "\(option): \(error.message)"
+    if let line = error.line, let column = error.column { message += " (line \(line), column \(column))" }
+    throw CommandError(message: message)
+  }
+}
+
+/// Parses one Extended JSON value, as `--arg` takes it.
+private func parseValue(_ text: String, option: String) throws(CommandError) -> BSON {
+  let prefix = #"{"v": "#
+  do {
+    let document = try Document(extendedJSON: prefix + text + "}")
+    guard let value = document["v"], document.count == 1 else {
+      throw CommandError(message: "\(option): expected one Extended JSON value, found \(text)")
+    }
+    return value
+  } catch let error as BSONError {
+    var message = "\(option): \(error.message)"
+    if let column = error.column, error.line == 1 { message += " (column \(max(1, column - prefix.count)))" }
+    throw CommandError(message: message)
+  } catch {
+    throw error as! CommandError
+  }
+}

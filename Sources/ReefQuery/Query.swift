@@ -1,0 +1,113 @@
+import ReefBSON
+
+/// A compiled query: tests documents by walking their bytes.
+///
+/// Make one from a MongoDB filter document or from a Realm-style predicate string; both compile
+/// to the same matcher. A `Query` is immutable and `Sendable`, so one query can test documents
+/// on several threads.
+///
+/// ```swift
+/// let query = try Query(filter: ["address.city": "Los Angeles"])
+/// let matches = documents.filter(query.matches)
+/// ```
+public struct Query: Sendable {
+  /// The condition, as parsed.
+  public let node: QueryNode
+  /// The sort a predicate's `SORT(…)` asked for.
+  public var sort: [SortKey] = []
+  /// The paths a predicate's `DISTINCT(…)` asked for.
+  public var distinct: [FieldPath] = []
+  /// The limit a predicate's `LIMIT(…)` asked for.
+  public var limit: Int?
+
+  @usableFromInline let matcher: Matcher
+
+  /// Compiles a query tree. Throws for invalid regular expressions.
+  public init(_ node: QueryNode) throws(QueryError) {
+    self.node = node
+    matcher = try compile(node)
+  }
+
+  /// Compiles a MongoDB filter document.
+  public init(filter: Document) throws(QueryError) {
+    try self.init(parseFilter(filter))
+  }
+
+  /// Compiles a Realm-style predicate string (`"address.city == %@"`) with its arguments
+  /// for `%@` and `$0…$n`. Its `SORT`, `DISTINCT` and `LIMIT` clauses land in `sort`,
+  /// `distinct` and `limit`.
+  public init(predicate: String, arguments: [BSON] = []) throws(QueryError) {
+    let parsed = try parsePredicate(predicate, arguments: arguments)
+    try self.init(parsed.node)
+    sort = parsed.sort
+    distinct = parsed.distinct
+    limit = parsed.limit
+  }
+
+  /// Whether the document matches.
+  @inlinable public func matches(_ document: Document) -> Bool {
+    document.withUnsafeBytes { bytes in matcher.matches(RawValue(type: 0x03, pointer: bytes.baseAddress!)) }
+  }
+}
+
+/// Compiles a query tree into matchers.
+func compile(_ node: QueryNode) throws(QueryError) -> Matcher {
+  switch node {
+  case .constant(let value): return ConstantMatcher(value)
+  case .and(let children):
+    if children.count == 1 { return try compile(children[0]) }
+    return AndMatcher(try compileAll(children))
+  case .or(let children):
+    if children.count == 1 { return try compile(children[0]) }
+    return OrMatcher(try compileAll(children))
+  case .nor(let children): return NotMatcher(OrMatcher(try compileAll(children)))
+  case .not(let child): return NotMatcher(try compile(child))
+  case .match(let path, .compare(.equal, let value), .mongo):
+    if let fast = EqualityMatcher(path, value) { return fast }
+    return PathMatcher(path, try compile(.compare(.equal, value)), .mongo)
+  case .match(let path, let test, let quantifier): return PathMatcher(path, try compile(test), quantifier)
+  case .exists(let path, let exists): return ExistsMatcher(path, exists)
+  case .size(let path, let size): return SizeMatcher(path, size)
+  case .elementMatch(let path, let query): return ElementMatcher(path, query: try compile(query), tests: [])
+  case .elementMatchValue(let path, let tests):
+    var compiled: [CompiledTest] = []
+    for test in tests { compiled.append(try compile(test)) }
+    return ElementMatcher(path, query: nil, tests: compiled)
+  case .aggregate(let path, let aggregate, let subpath, let comparison, let value):
+    return AggregateMatcher(path, aggregate, subpath, .compare(comparison, Literal(value)))
+  case .subquery(let path, let query, let comparison, let value):
+    return SubqueryMatcher(path, try compile(query), .compare(comparison, Literal(value)))
+  }
+}
+
+private func compileAll(_ nodes: [QueryNode]) throws(QueryError) -> [Matcher] {
+  var matchers: [Matcher] = []
+  for node in nodes { matchers.append(try compile(node)) }
+  return matchers
+}
+
+func compile(_ test: ValueTest) throws(QueryError) -> CompiledTest {
+  switch test {
+  case .compare(let comparison, let value): return .compare(comparison, Literal(value))
+  case .in(let values):
+    var literals: [Literal] = []
+    var regexes: [RegexTest] = []
+    for value in values {
+      if case .regex(let regex) = value {
+        regexes.append(try RegexTest(pattern: regex.pattern, options: regex.options))
+      } else {
+        literals.append(Literal(value))
+      }
+    }
+    return .in(literals, regexes)
+  case .regex(let pattern, let options): return .regex(try RegexTest(pattern: pattern, options: options))
+  case .type(let types): return .type(Set(types.map(\.rawValue)))
+  case .mod(let divisor, let remainder): return .mod(divisor: divisor, remainder: remainder)
+  case .string(let operation, let pattern, let options): return .string(StringPattern(operation, pattern, options))
+  case .all(let tests):
+    var compiled: [CompiledTest] = []
+    for test in tests { compiled.append(try compile(test)) }
+    return .all(compiled)
+  case .not(let test): return .not(try compile(test))
+  }
+}
