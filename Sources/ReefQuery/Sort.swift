@@ -1,5 +1,11 @@
 import ReefBSON
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// A sort order over documents, in MongoDB's cross-type order.
 ///
 /// Values of different types sort by type (MinKey, null, numbers, strings, objects, arrays,
@@ -49,18 +55,42 @@ public struct SortSpecification: Sendable {
           for key in keys { extracted.append(sortValue(root, key)) }
         }
       }
+      // Each document's first key as its canonical rank and an order-preserving 128-bit prefix:
+      // most comparisons end there, and only equal prefixes that do not hold the whole value
+      // compare the values themselves.
+      var entries: [SortEntry] = []
+      entries.reserveCapacity(documents.count)
+      for index in documents.indices { entries.append(SortEntry(extracted[index * width], index: index)) }
       let directions = keys.map(\.ascending)
-      var order = Array(documents.indices)
+      let ascending = directions[0]
       extracted.withUnsafeBufferPointer { values in
-        order.sort { left, right in
-          for index in 0..<width {
-            let comparison = compareValues(values[left * width + index], values[right * width + index])
-            if comparison != 0 { return directions[index] ? comparison < 0 : comparison > 0 }
+        if width == 1 {
+          entries.sort { left, right in
+            if left.rank != right.rank { return ascending == (left.rank < right.rank) }
+            if left.high != right.high { return ascending == (left.high < right.high) }
+            if left.low != right.low { return ascending == (left.low < right.low) }
+            if !(left.exact && right.exact) {
+              let comparison = compareValues(values[Int(left.index)], values[Int(right.index)])
+              if comparison != 0 { return ascending == (comparison < 0) }
+            }
+            return left.index < right.index
           }
-          return left < right
+          return
+        }
+        entries.sort { left, right in
+          if left.rank != right.rank { return ascending == (left.rank < right.rank) }
+          if left.high != right.high { return ascending == (left.high < right.high) }
+          if left.low != right.low { return ascending == (left.low < right.low) }
+          let first = left.exact && right.exact ? 1 : 0
+          for key in first..<width {
+            let comparison = compareValues(
+              values[Int(left.index) * width + key], values[Int(right.index) * width + key])
+            if comparison != 0 { return directions[key] == (comparison < 0) }
+          }
+          return left.index < right.index
         }
       }
-      return order.map { documents[$0] }
+      return entries.map { documents[Int($0.index)] }
     }
   }
 
@@ -83,8 +113,85 @@ public struct SortSpecification: Sendable {
 /// The empty array's sort key: below null, as MongoDB sorts it.
 let emptyArrayKey = Literal(.undefined)
 
+/// A document's place in a sort, by its first key: the key's canonical rank and 128 bits whose
+/// unsigned order agrees with `compareValues` between values of that rank wherever they differ.
+/// `exact` says the bits hold the whole value, so equal bits mean equal values.
+struct SortEntry {
+  var rank: UInt8
+  var exact: Bool
+  var index: Int32
+  var high: UInt64
+  var low: UInt64
+
+  init(_ value: RawValue, index: Int) {
+    rank = UInt8(canonicalRank(value.type))
+    self.index = Int32(index)
+    high = 0
+    low = 0
+    exact = true
+    switch value.type {
+    case 0x02, 0x0E:
+      // The first 16 bytes, zero-padded; whole when the string is that short and has no zero.
+      let count = Int(value.int32()) - 1
+      for offset in 0..<min(16, count) {
+        let byte = UInt64(value.pointer.load(fromByteOffset: 4 + offset, as: UInt8.self))
+        if byte == 0 { exact = false }
+        if offset < 8 { high |= byte << (56 - 8 * offset) } else { low |= byte << (120 - 8 * offset) }
+      }
+      if count > 16 { exact = false }
+    case 0x01, 0x10, 0x12, 0x13:
+      // An order-preserving image of the value as a double (NaN lowest); whole for doubles
+      // and for integers a double holds exactly.
+      let number: Double
+      switch Number(value) {
+      case .integer(let integer):
+        number = Double(integer)
+        exact = integer.magnitude <= 1 << 53
+      case .double(let double): number = double
+      case .decimal(let decimal):
+        number = Double(decimal.description) ?? .nan
+        exact = false
+      }
+      if number.isNaN {
+        high = 0
+      } else {
+        let bits = (number == 0 ? 0.0 : number).bitPattern
+        high = bits >> 63 == 1 ? ~bits : bits | (1 << 63)
+      }
+    case 0x09:
+      high = UInt64(bitPattern: value.int64()) ^ (1 << 63)
+    case 0x07:
+      for offset in 0..<12 {
+        let byte = UInt64(value.pointer.load(fromByteOffset: offset, as: UInt8.self))
+        if offset < 8 { high |= byte << (56 - 8 * offset) } else { low |= byte << (120 - 8 * offset) }
+      }
+    case 0x08:
+      high = UInt64(value.pointer.load(as: UInt8.self))
+    case 0xFF, 0x06, 0x0A, 0x7F:
+      break  // one value per type
+    default:
+      exact = false
+    }
+  }
+}
+
 /// The value a document sorts by for one key.
 func sortValue(_ root: RawValue, _ key: SortKey) -> RawValue {
+  // Through documents only (the usual case): no closure, no state.
+  var current = root
+  var level = 0
+  let segments = key.path.segments
+  while level < segments.count, current.type == 0x03, segments[level].index == nil {
+    guard let child = current.field(segments[level].name) else { return nullLiteral.value }
+    current = child
+    level += 1
+  }
+  if level == segments.count && current.type != 0x04 { return current }
+  return sortValueWalking(root, key)
+}
+
+/// `sortValue` through arrays: the smallest value ascending, the largest descending.
+func sortValueWalking(_ root: RawValue, _ key: SortKey) -> RawValue {
   var state = PathWalk()
   var best: RawValue?
   _ = walk(root, key.path.segments[...], .elements, &state) { value in

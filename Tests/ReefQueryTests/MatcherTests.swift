@@ -127,3 +127,65 @@ import Testing
     #expect(throws: QueryError.self) { try Projection(document(#"{"a": 1, "b": 0}"#)) }
   }
 }
+
+/// The sort's fast path (rank and 128-bit prefixes) against the plain comparison of values.
+@Suite struct SortPrefixTests {
+  struct Generator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+      state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+      return state >> 11
+    }
+    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+  }
+
+  static func value(_ random: inout Generator) -> BSON? {
+    let strings = [
+      "", "a", "a\u{0}", "a\u{0}b", "Los Angeles", "Los Angeles, CA", "Los Angeles, California",
+      "Los Angeles, Californiz", "Zürich", "z",
+    ]
+    switch random.below(14) {
+    case 0: return nil
+    case 1: return .null
+    case 2, 3: return .string(strings[random.below(strings.count)])
+    case 4: return .int32(Int32(random.below(7)) - 3)
+    case 5: return .int64([9_007_199_254_740_993, 9_007_199_254_740_992, -3, 2][random.below(4)])
+    case 6: return .double([-0.0, 0.0, 2.0, -3.5, .nan, .infinity, 9_007_199_254_740_992][random.below(7)])
+    case 7: return .decimal128(Decimal128(["2", "2.000", "-3.5", "1E400", "NaN", "0.1"][random.below(6)])!)
+    case 8: return .datetime(BSONDateTime(millisecondsSinceEpoch: Int64(random.below(5)) - 2))
+    case 9: return .objectId(ObjectId("64b7f1a2c3d4e5f60123456\(random.below(3))")!)
+    case 10: return .bool(random.below(2) == 0)
+    case 11: return .array(BSONArray((0..<random.below(3)).compactMap { _ in .int32(Int32(random.below(5))) }))
+    case 12: return .document(["k": .int32(Int32(random.below(3)))])
+    default: return random.below(2) == 0 ? .minKey : .maxKey
+    }
+  }
+
+  @Test(arguments: [true, false])
+  func fastSortAgreesWithComparingValues(ascending: Bool) {
+    var random = Generator(state: 42)
+    for round in 0..<20 {
+      let documents = (0..<300).map { index -> Document in
+        var builder = DocumentBuilder()
+        builder.append("_id", index)
+        if let value = SortPrefixTests.value(&random) { builder.append("v", value) }
+        if let value = SortPrefixTests.value(&random) { builder.append("w", value) }
+        return builder.document
+      }
+      for keys in [
+        [SortKey(FieldPath("v"), ascending: ascending)],
+        [SortKey(FieldPath("v"), ascending: ascending), SortKey(FieldPath("w"), ascending: !ascending)],
+      ] {
+        let sort = SortSpecification(keys)
+        let fast = sort.sorted(documents).map { $0["_id"]! }
+        // The reference: a stable insertion of each document after every one that is not greater.
+        var reference: [Document] = []
+        for document in documents {
+          let position = reference.lastIndex { sort.compare($0, document) <= 0 }.map { $0 + 1 } ?? 0
+          reference.insert(document, at: position)
+        }
+        #expect(fast == reference.map { $0["_id"]! }, "round \(round), \(keys.count) keys")
+      }
+    }
+  }
+}
