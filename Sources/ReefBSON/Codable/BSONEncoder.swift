@@ -124,7 +124,7 @@ public struct BSONEncoder: Sendable {
   func encodeWriter<T: Encodable>(_ value: T) throws -> BSONWriter {
     let options = EncodingOptions(self)
     let fast = EncodingState(options: options, isTree: false)
-    defer { fast.frames.removeAll() }
+    defer { fast.tearDownFast() }
     do {
       try EncodingNode.root(fast).encodeSingle(value)
     } catch {

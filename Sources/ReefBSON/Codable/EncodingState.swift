@@ -1,8 +1,33 @@
+import Synchronization
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
   import Darwin
 #endif
+
+/// How each type met so far encodes (a type's conformances never change, so this only grows).
+private let encodingKinds = Mutex<[ObjectIdentifier: EncodingKind]>([:])
+
+/// How the encoder writes a value of a given static type.
+enum EncodingKind: @unchecked Sendable {  // @unchecked: it holds only metatypes
+  /// Written by the encoder itself (``BSONEncodingPrimitive``).
+  case primitive(any BSONEncodingPrimitive.Type)
+  /// An `Optional`: each value is cast, so that a wrapped primitive is still written directly.
+  case optional
+  /// Through the type's `encode(to:)`.
+  case other
+}
+
+/// One slot of an ``EncodingState``'s cache of ``EncodingKind``s.
+struct EncodingKindSlot {
+  var type: ObjectIdentifier?
+  var kind: EncodingKind
+}
+
+/// Marks `Optional`, whose values a dynamic cast unwraps.
+private protocol OptionalMarker {}
+extension Optional: OptionalMarker {}
 
 /// The state of one `BSONEncoder.encode` call.
 ///
@@ -30,17 +55,28 @@ final class EncodingState {
   }
   private let writerStorage = UnsafeMutablePointer<BSONWriter>.allocate(capacity: 1)
   private let framesStorage = UnsafeMutablePointer<[EncodingNode]>.allocate(capacity: 1)
+  /// Fast mode: nodes of nested values that were closed and referenced by nothing else, for reuse.
+  private var spareNodes: [EncodingNode] {
+    unsafeAddress { UnsafePointer(spareNodesStorage) }
+    unsafeMutableAddress { spareNodesStorage }
+  }
+  private let spareNodesStorage = UnsafeMutablePointer<[EncodingNode]>.allocate(capacity: 1)
   /// Set in fast mode when a container was used after it was closed.
   var needsTreeMode = false
   /// The first error from an API that cannot throw (`container(keyedBy:)` and the like).
   var error: (any Error)?
   private var cachedUserInfo: [CodingUserInfoKey: Any]?
+  /// A small direct-mapped cache in front of the global `encodingKinds`.
+  private let kindSlots = UnsafeMutablePointer<EncodingKindSlot>.allocate(capacity: EncodingState.kindSlotCount)
+  private static let kindSlotCount = 16
 
   init(options: EncodingOptions, isTree: Bool) {
     self.options = options
     self.isTree = isTree
     writerStorage.initialize(to: BSONWriter(capacity: isTree ? 16 : 256))
     framesStorage.initialize(to: [])
+    spareNodesStorage.initialize(to: [])
+    kindSlots.initialize(repeating: EncodingKindSlot(type: nil, kind: .other), count: Self.kindSlotCount)
   }
 
   deinit {
@@ -48,6 +84,56 @@ final class EncodingState {
     writerStorage.deallocate()
     framesStorage.deinitialize(count: 1)
     framesStorage.deallocate()
+    spareNodesStorage.deinitialize(count: 1)
+    spareNodesStorage.deallocate()
+    kindSlots.deinitialize(count: Self.kindSlotCount)
+    kindSlots.deallocate()
+  }
+
+  /// How values of static type `T` are encoded; classified once per type and process, and
+  /// cached per call (a dynamic cast per value costs a conformance lookup).
+  @inline(__always)
+  func kind<T>(of type: T.Type) -> EncodingKind {
+    let id = ObjectIdentifier(type)
+    // Metadata addresses are at least 8-byte aligned: mix the bits above that into a slot index.
+    let bits = UInt(bitPattern: id)
+    let slot = kindSlots + Int((bits >> 4 ^ bits >> 9) & UInt(Self.kindSlotCount - 1))
+    if slot.pointee.type == id { return slot.pointee.kind }
+    let kind = Self.sharedKind(type)
+    slot.pointee = EncodingKindSlot(type: id, kind: kind)
+    return kind
+  }
+
+  @inline(never)
+  private static func sharedKind<T>(_ type: T.Type) -> EncodingKind {
+    if let known = encodingKinds.withLock({ $0[ObjectIdentifier(type)] }) { return known }
+    let kind: EncodingKind
+    if let primitive = type as? any BSONEncodingPrimitive.Type {
+      kind = .primitive(primitive)
+    } else if type is any OptionalMarker.Type {
+      kind = .optional
+    } else {
+      kind = .other
+    }
+    encodingKinds.withLock { $0[ObjectIdentifier(type)] = kind }
+    return kind
+  }
+
+  /// What `value` encodes as when it is a primitive (`nil` otherwise): the same answer as a
+  /// dynamic cast to `BSONEncodingPrimitive`, without one for non-optional types.
+  @inline(__always)
+  func primitiveEncoding<T: Encodable>(_ value: T, at path: @autoclosure () -> CodingPathRef) throws
+    -> PrimitiveEncoding?
+  {
+    switch kind(of: T.self) {
+    case .primitive(let primitive):
+      return try primitive.bsonEncoding(of: value, options, at: path())
+    case .optional:
+      guard let primitive = value as? any BSONEncodingPrimitive else { return nil }
+      return try primitive.bsonEncoding(options, at: path())
+    case .other:
+      return nil
+    }
   }
 
   /// `userInfo` as the `Encoder` protocol wants it.
@@ -56,6 +142,36 @@ final class EncodingState {
     let info = options.userInfo.mapValues { $0 as Any }
     cachedUserInfo = info
     return info
+  }
+
+  /// A pending node for a nested value in fast mode: a spare one when there is one.
+  @inline(__always)
+  func pendingNode(parent: EncodingNode, component: CodingPathComponent, typeOffset: Int) -> EncodingNode {
+    guard let node = spareNodes.popLast() else {
+      return EncodingNode(state: self, parent: parent, component: component, kind: .pending, typeOffset: typeOffset)
+    }
+    node.parent = parent
+    node.component = component
+    node.typeOffset = typeOffset
+    return node
+  }
+
+  /// Keeps `node` (closed, fast mode) for reuse when nothing else refers to it.
+  @inline(__always)
+  func recycle(_ node: inout EncodingNode) {
+    guard isKnownUniquelyReferenced(&node) else { return }
+    node.parent = nil
+    node.component = .root
+    node.kind = .pending
+    node.start = 0
+    node.count = 0
+    spareNodes.append(node)
+  }
+
+  /// Breaks the state <-> node reference cycles at the end of a fast-mode call.
+  func tearDownFast() {
+    frames.removeAll()
+    spareNodes.removeAll()
   }
 
   /// Records the first error of an API that cannot throw; `encode` throws it at the end.
@@ -147,7 +263,7 @@ final class EncodingNode: CodingPathNode {
   var kind: Kind
   /// The offset of this element's type byte: in `state.writer` in fast mode, in the parent's
   /// `own` bytes in tree mode; -1 for the top-level value.
-  let typeOffset: Int
+  var typeOffset: Int
   /// Fast mode: the offset of the length prefix once this is a document or array.
   var start = 0
   /// Fast mode: whether the node is in `state.frames`.
@@ -261,7 +377,7 @@ final class EncodingNode: CodingPathNode {
       state.writer.truncate(to: mark)
       throw invalidKey(key, component)
     }
-    let child = EncodingNode(state: state, parent: self, component: component, kind: .pending, typeOffset: mark)
+    var child = state.pendingNode(parent: self, component: component, typeOffset: mark)
     child.isOpen = true
     state.frames.append(child)
     do {
@@ -272,6 +388,7 @@ final class EncodingNode: CodingPathNode {
       throw error
     }
     state.close(through: child)
+    state.recycle(&child)
   }
 
   /// Creates a nested document or array container as the element `key`.
@@ -340,8 +457,8 @@ final class EncodingNode: CodingPathNode {
 
   /// Encodes `value` as the element `key` of this container.
   func encodeElement<T: Encodable>(_ value: T, key: String, component: CodingPathComponent) throws {
-    if let primitive = value as? any BSONEncodingPrimitive {
-      switch try primitive.bsonEncoding(state.options, at: CodingPathRef(parent: self, component: component)) {
+    if let encoding = try state.primitiveEncoding(value, at: CodingPathRef(parent: self, component: component)) {
+      switch encoding {
       case .value(let bson):
         if let scalar = ScalarValue(bson) { return try writeScalar(bson.type, key: key, component: component, scalar) }
         return try writeElement(bson.type, key: key, component: component) { $0.value(bson) }
@@ -383,8 +500,8 @@ final class EncodingNode: CodingPathNode {
 
   /// Encodes `value` as this node's value.
   func encodeSingle<T: Encodable>(_ value: T) throws {
-    if let primitive = value as? any BSONEncodingPrimitive {
-      switch try primitive.bsonEncoding(state.options, at: CodingPathRef(parent: parent, component: component)) {
+    if let encoding = try state.primitiveEncoding(value, at: CodingPathRef(parent: parent, component: component)) {
+      switch encoding {
       case .value(let bson):
         return try writeSingle(bson.type) { $0.value(bson) }
       case .deferred:
@@ -511,6 +628,17 @@ enum PrimitiveEncoding {
 protocol BSONEncodingPrimitive {
   /// The value to write, given the encoder's options; `path` is the value's coding path, for errors.
   func bsonEncoding(_ options: EncodingOptions, at path: CodingPathRef) throws -> PrimitiveEncoding
+}
+
+extension BSONEncodingPrimitive {
+  /// ``bsonEncoding(_:at:)`` of `value`, whose type `T` is `Self` (looked up through the kind cache).
+  @inline(__always)
+  static func bsonEncoding<T>(of value: T, _ options: EncodingOptions, at path: CodingPathRef) throws
+    -> PrimitiveEncoding
+  {
+    // `T` is `Self` (the kind was looked up for `T`), so this cast is a plain copy.
+    try unsafeBitCast(value, to: Self.self).bsonEncoding(options, at: path)
+  }
 }
 
 /// The value of an element that ``BSONWriter/appendScalarElement(_:_:_:)`` writes in one go.
