@@ -25,6 +25,46 @@ struct EncodingKindSlot {
   var kind: EncodingKind
 }
 
+/// One idle ``EncodingCache``, kept between calls (a retained reference, or 0).
+private let idleEncodingCache = Atomic<UInt>(0)
+
+/// What an encode call learns that the next one can use: how types encode, and the size of the
+/// last document of the same top-level type. Reused from call to call (one is kept idle).
+final class EncodingCache {
+  static let kindSlotCount = 16
+  /// A small direct-mapped cache in front of the global `encodingKinds`.
+  let kindSlots = UnsafeMutablePointer<EncodingKindSlot>.allocate(capacity: EncodingCache.kindSlotCount)
+  /// The top-level type of the last call and the size of its document, for the next writer's capacity.
+  var rootType: ObjectIdentifier?
+  var rootSize = 0
+
+  private init() {
+    kindSlots.initialize(repeating: EncodingKindSlot(type: nil, kind: .other), count: Self.kindSlotCount)
+  }
+
+  deinit {
+    kindSlots.deinitialize(count: Self.kindSlotCount)
+    kindSlots.deallocate()
+  }
+
+  /// The idle cache, or a new one.
+  static func acquire() -> EncodingCache {
+    let idle = idleEncodingCache.exchange(0, ordering: .acquiringAndReleasing)
+    if idle != 0 {
+      return Unmanaged<EncodingCache>.fromOpaque(UnsafeRawPointer(bitPattern: idle)!).takeRetainedValue()
+    }
+    return EncodingCache()
+  }
+
+  /// Keeps this cache for the next call (or drops it when another one is kept already).
+  func release() {
+    let address = UInt(bitPattern: Unmanaged.passRetained(self).toOpaque())
+    if !idleEncodingCache.compareExchange(expected: 0, desired: address, ordering: .acquiringAndReleasing).exchanged {
+      Unmanaged<EncodingCache>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).release()
+    }
+  }
+}
+
 /// Marks `Optional`, whose values a dynamic cast unwraps.
 private protocol OptionalMarker {}
 extension Optional: OptionalMarker {}
@@ -66,17 +106,27 @@ final class EncodingState {
   /// The first error from an API that cannot throw (`container(keyedBy:)` and the like).
   var error: (any Error)?
   private var cachedUserInfo: [CodingUserInfoKey: Any]?
-  /// A small direct-mapped cache in front of the global `encodingKinds`.
-  private let kindSlots = UnsafeMutablePointer<EncodingKindSlot>.allocate(capacity: EncodingState.kindSlotCount)
-  private static let kindSlotCount = 16
+  private let cache: EncodingCache
+  private let kindSlots: UnsafeMutablePointer<EncodingKindSlot>
 
-  init(options: EncodingOptions, isTree: Bool) {
+  /// A state for encoding a value of type `root`.
+  init<Root>(options: EncodingOptions, isTree: Bool, root: Root.Type) {
     self.options = options
     self.isTree = isTree
-    writerStorage.initialize(to: BSONWriter(capacity: isTree ? 16 : 256))
+    cache = EncodingCache.acquire()
+    kindSlots = cache.kindSlots
+    var capacity = isTree ? 16 : 256
+    // The last document of the same type is the best guess of this one's size (rounded up to 64).
+    if !isTree && cache.rootType == ObjectIdentifier(root) { capacity = max(capacity, (cache.rootSize &+ 63) & ~63) }
+    writerStorage.initialize(to: BSONWriter(capacity: capacity))
     framesStorage.initialize(to: [])
     spareNodesStorage.initialize(to: [])
-    kindSlots.initialize(repeating: EncodingKindSlot(type: nil, kind: .other), count: Self.kindSlotCount)
+  }
+
+  /// Remembers the size of a finished fast-mode document for the next call of the same type.
+  func recordSize<Root>(_ size: Int, of root: Root.Type) {
+    cache.rootType = ObjectIdentifier(root)
+    cache.rootSize = size
   }
 
   deinit {
@@ -86,8 +136,7 @@ final class EncodingState {
     framesStorage.deallocate()
     spareNodesStorage.deinitialize(count: 1)
     spareNodesStorage.deallocate()
-    kindSlots.deinitialize(count: Self.kindSlotCount)
-    kindSlots.deallocate()
+    cache.release()
   }
 
   /// How values of static type `T` are encoded; classified once per type and process, and
@@ -97,7 +146,7 @@ final class EncodingState {
     let id = ObjectIdentifier(type)
     // Metadata addresses are at least 8-byte aligned: mix the bits above that into a slot index.
     let bits = UInt(bitPattern: id)
-    let slot = kindSlots + Int((bits >> 4 ^ bits >> 9) & UInt(Self.kindSlotCount - 1))
+    let slot = kindSlots + Int((bits >> 4 ^ bits >> 9) & UInt(EncodingCache.kindSlotCount - 1))
     if slot.pointee.type == id { return slot.pointee.kind }
     let kind = Self.sharedKind(type)
     slot.pointee = EncodingKindSlot(type: id, kind: kind)
