@@ -31,20 +31,29 @@ private let idleEncodingCache = Atomic<UInt>(0)
 /// What an encode call learns that the next one can use: how types encode, and the size of the
 /// last document of the same top-level type. Reused from call to call (one is kept idle).
 final class EncodingCache {
-  static let kindSlotCount = 16
+  static let kindSlotCount = 64
   /// A small direct-mapped cache in front of the global `encodingKinds`.
   let kindSlots = UnsafeMutablePointer<EncodingKindSlot>.allocate(capacity: EncodingCache.kindSlotCount)
+  /// The state's `frames` and `spareNodes` arrays, empty between calls but keeping their capacity.
+  let frames = UnsafeMutablePointer<[EncodingNode]>.allocate(capacity: 1)
+  let spareNodes = UnsafeMutablePointer<[EncodingNode]>.allocate(capacity: 1)
   /// The top-level type of the last call and the size of its document, for the next writer's capacity.
   var rootType: ObjectIdentifier?
   var rootSize = 0
 
   private init() {
     kindSlots.initialize(repeating: EncodingKindSlot(type: nil, kind: .other), count: Self.kindSlotCount)
+    frames.initialize(to: [])
+    spareNodes.initialize(to: [])
   }
 
   deinit {
     kindSlots.deinitialize(count: Self.kindSlotCount)
     kindSlots.deallocate()
+    frames.deinitialize(count: 1)
+    frames.deallocate()
+    spareNodes.deinitialize(count: 1)
+    spareNodes.deallocate()
   }
 
   /// The idle cache, or a new one.
@@ -94,13 +103,13 @@ final class EncodingState {
     unsafeMutableAddress { framesStorage }
   }
   private let writerStorage = UnsafeMutablePointer<BSONWriter>.allocate(capacity: 1)
-  private let framesStorage = UnsafeMutablePointer<[EncodingNode]>.allocate(capacity: 1)
+  private let framesStorage: UnsafeMutablePointer<[EncodingNode]>
   /// Fast mode: nodes of nested values that were closed and referenced by nothing else, for reuse.
   private var spareNodes: [EncodingNode] {
     unsafeAddress { UnsafePointer(spareNodesStorage) }
     unsafeMutableAddress { spareNodesStorage }
   }
-  private let spareNodesStorage = UnsafeMutablePointer<[EncodingNode]>.allocate(capacity: 1)
+  private let spareNodesStorage: UnsafeMutablePointer<[EncodingNode]>
   /// Set in fast mode when a container was used after it was closed.
   var needsTreeMode = false
   /// The first error from an API that cannot throw (`container(keyedBy:)` and the like).
@@ -119,8 +128,8 @@ final class EncodingState {
     // The last document of the same type is the best guess of this one's size (rounded up to 64).
     if !isTree && cache.rootType == ObjectIdentifier(root) { capacity = max(capacity, (cache.rootSize &+ 63) & ~63) }
     writerStorage.initialize(to: BSONWriter(capacity: capacity))
-    framesStorage.initialize(to: [])
-    spareNodesStorage.initialize(to: [])
+    framesStorage = cache.frames
+    spareNodesStorage = cache.spareNodes
   }
 
   /// Remembers the size of a finished fast-mode document for the next call of the same type.
@@ -132,10 +141,8 @@ final class EncodingState {
   deinit {
     writerStorage.deinitialize(count: 1)
     writerStorage.deallocate()
-    framesStorage.deinitialize(count: 1)
-    framesStorage.deallocate()
-    spareNodesStorage.deinitialize(count: 1)
-    spareNodesStorage.deallocate()
+    frames.removeAll(keepingCapacity: true)
+    spareNodes.removeAll(keepingCapacity: true)
     cache.release()
   }
 
@@ -219,8 +226,8 @@ final class EncodingState {
 
   /// Breaks the state <-> node reference cycles at the end of a fast-mode call.
   func tearDownFast() {
-    frames.removeAll()
-    spareNodes.removeAll()
+    frames.removeAll(keepingCapacity: true)
+    spareNodes.removeAll(keepingCapacity: true)
   }
 
   /// Records the first error of an API that cannot throw; `encode` throws it at the end.
