@@ -239,7 +239,7 @@ final class EncodingState {
   /// (and switches to tree mode) when `node` was closed already.
   @inline(__always)
   func prepareWrite(_ node: EncodingNode) -> Bool {
-    if frames.last === node { return true }
+    if isInnermost(node) { return true }
     return prepareWriteSlow(node)
   }
 
@@ -249,8 +249,17 @@ final class EncodingState {
       needsTreeMode = true
       return false
     }
-    while frames.last !== node { closeInnermost() }
+    while !isInnermost(node) { closeInnermost() }
     return true
+  }
+
+  /// Whether `node` is the innermost open frame (compared in place, without retaining it).
+  @inline(__always)
+  func isInnermost(_ node: EncodingNode) -> Bool {
+    framesStorage.pointee.withUnsafeBufferPointer { open in
+      guard let last = open.last else { return false }
+      return ObjectIdentifier(last) == ObjectIdentifier(node)
+    }
   }
 
   /// Closes the innermost open frame: writes its terminator and length, or an empty document for
@@ -268,9 +277,10 @@ final class EncodingState {
   /// Closes `node` and everything opened inside it, when it is still open.
   func close(through node: EncodingNode) {
     guard node.isOpen else { return }
-    while let innermost = frames.last {
+    while !frames.isEmpty {
+      let wasNode = isInnermost(node)
       closeInnermost()
-      if innermost === node { return }
+      if wasNode { return }
     }
   }
 
@@ -543,7 +553,7 @@ final class EncodingNode: CodingPathNode {
       return
     }
     // A pending value is always the innermost open frame until it is closed.
-    guard state.frames.last === self else {
+    guard state.isInnermost(self) else {
       state.needsTreeMode = true
       return
     }
@@ -591,7 +601,7 @@ final class EncodingNode: CodingPathNode {
       if typeOffset != Int.max && !isRoot { owner.own[typeOffset] = type.rawValue }
       return
     }
-    guard state.frames.last === self else {
+    guard state.isInnermost(self) else {
       state.needsTreeMode = true
       return
     }
