@@ -123,8 +123,8 @@ public struct BSONEncoder: Sendable {
   /// Encodes `value` into a writer holding exactly one finished document.
   func encodeWriter<T: Encodable>(_ value: T) throws -> BSONWriter {
     let options = EncodingOptions(self)
-    let fast = EncodingState(options: options, isTree: false)
-    defer { fast.frames.removeAll() }
+    let fast = EncodingState(options: options, isTree: false, root: T.self)
+    defer { fast.tearDownFast() }
     do {
       try EncodingNode.root(fast).encodeSingle(value)
     } catch {
@@ -132,14 +132,18 @@ public struct BSONEncoder: Sendable {
       if !fast.needsTreeMode { throw error }
     }
     if let recorded = fast.error { throw recorded }
-    if !fast.needsTreeMode { return fast.finishFast() }
+    if !fast.needsTreeMode {
+      let writer = fast.finishFast()
+      fast.recordSize(writer.count, of: T.self)
+      return writer
+    }
     return try Self.encodeInTreeMode(value, options: options)
   }
 
   /// The second pass, for values whose containers were not used in order.
   @inline(never)
   static func encodeInTreeMode<T: Encodable>(_ value: T, options: EncodingOptions) throws -> BSONWriter {
-    let tree = EncodingState(options: options, isTree: true)
+    let tree = EncodingState(options: options, isTree: true, root: T.self)
     let root = EncodingNode.root(tree)
     defer { root.tearDown() }
     do {

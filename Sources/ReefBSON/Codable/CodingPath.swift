@@ -22,10 +22,11 @@ enum CodingPathComponent {
 /// key, and the `[CodingKey]` array is only made when someone asks for it (usually for an error).
 /// (The decoder keeps its path in `PathEntry`s instead.)
 class CodingPathNode {
-  /// The node of the enclosing container, or `nil` at the top level.
-  final let parent: CodingPathNode?
+  /// The node of the enclosing container, or `nil` at the top level. (Variable only so that
+  /// the encoder can reuse a node it has finished with.)
+  final var parent: CodingPathNode?
   /// This node's key in its parent.
-  final let component: CodingPathComponent
+  final var component: CodingPathComponent
 
   init(parent: CodingPathNode?, component: CodingPathComponent) {
     self.parent = parent

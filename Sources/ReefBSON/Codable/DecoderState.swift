@@ -30,6 +30,27 @@ struct PathEntry {
   let component: CodingPathComponent
   /// Keyed containers: where the next lookup starts (just after the element found last).
   var cursor: Int
+  /// Keyed containers: every element before this offset has its key in ``keyBits``.
+  var scanned: Int
+  /// Keyed containers: one bit per key seen (``keyBit(_:_:)``), so that once every element was
+  /// seen, a lookup of a key that is not there costs no scan.
+  var keyBits: UInt64 = 0
+
+  init(parent: UnsafeMutablePointer<PathEntry>?, component: CodingPathComponent, cursor: Int) {
+    self.parent = parent
+    self.component = component
+    self.cursor = cursor
+    scanned = cursor
+  }
+
+  /// The bit of ``keyBits`` for the key of `count` bytes at `key`.
+  @inline(__always)
+  static func keyBit(_ key: UnsafeRawPointer, _ count: Int) -> UInt64 {
+    var h = UInt(bitPattern: count)
+    // Safe: count > 0, so the first and last bytes are the key's.
+    if count > 0 { h = h &* 31 &+ UInt(key.byte(0)) &* 7 &+ UInt(key.byte(count &- 1)) }
+    return 1 &<< (h & 63)
+  }
 }
 
 /// Where a decoded value sits: its container's path entry and its own key.

@@ -126,7 +126,15 @@ struct KeyedBSONDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
   func find(_ name: UnsafeRawBufferPointer) -> BSONValueRef? {
     let cursor = entry.pointee.cursor
     if let found = scan(name, from: cursor, to: end) { return found }
-    return cursor > first ? scan(name, from: first, to: cursor) : nil
+    guard cursor > first else { return nil }
+    // Every key has been seen and this one is not among them: no need to scan again.
+    if entry.pointee.scanned == end,
+      entry.pointee.keyBits & PathEntry.keyBit(name.baseAddress ?? UnsafeRawPointer(handle.bytes.base), name.count)
+        == 0
+    {
+      return nil
+    }
+    return scan(name, from: first, to: cursor)
   }
 
   @inline(__always)
@@ -137,6 +145,7 @@ struct KeyedBSONDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     while p < limit {
       let element = handle.bytes.element(at: p)
       let next = element.value &+ element.length
+      if p == entry.pointee.scanned { note(base + p + 1, element.keyLength, next) }
       if element.keyLength == count && (count == 0 || memcmp(base + p + 1, name.baseAddress!, count) == 0) {
         entry.pointee.cursor = next
         return BSONValueRef(type: element.type, offset: element.value, length: element.length)
@@ -144,6 +153,13 @@ struct KeyedBSONDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
       p = next
     }
     return nil
+  }
+
+  /// Records the key of the element before `next` in the entry's key bits.
+  @inline(__always)
+  private func note(_ key: UnsafeRawPointer, _ count: Int, _ next: Int) {
+    entry.pointee.keyBits |= PathEntry.keyBit(key, count)
+    entry.pointee.scanned = next
   }
 
   @inline(__always)
@@ -210,7 +226,9 @@ struct KeyedBSONDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     try handle.bytes.integer(type, require(key), path(key))
   }
   func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-    try handle.withState { try $0.decodeValue(T.self, require(key), parent: entry, component: .key(key)) }
+    // Found outside the closure, which would otherwise look up this container type's metadata.
+    let value = try require(key)
+    return try handle.withState { try $0.decodeValue(T.self, value, parent: entry, component: .key(key)) }
   }
 
   // A missing key and a null both decode as `nil`.

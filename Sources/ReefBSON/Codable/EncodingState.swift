@@ -1,8 +1,82 @@
+import Synchronization
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
   import Darwin
 #endif
+
+/// How each type met so far encodes (a type's conformances never change, so this only grows).
+private let encodingKinds = Mutex<[ObjectIdentifier: EncodingKind]>([:])
+
+/// How the encoder writes a value of a given static type.
+enum EncodingKind: @unchecked Sendable {  // @unchecked: it holds only metatypes
+  /// Written by the encoder itself (``BSONEncodingPrimitive``).
+  case primitive(any BSONEncodingPrimitive.Type)
+  /// An `Optional`: each value is cast, so that a wrapped primitive is still written directly.
+  case optional
+  /// Through the type's `encode(to:)`.
+  case other
+}
+
+/// One slot of an ``EncodingState``'s cache of ``EncodingKind``s.
+struct EncodingKindSlot {
+  var type: ObjectIdentifier?
+  var kind: EncodingKind
+}
+
+/// One idle ``EncodingCache``, kept between calls (a retained reference, or 0).
+private let idleEncodingCache = Atomic<UInt>(0)
+
+/// What an encode call learns that the next one can use: how types encode, and the size of the
+/// last document of the same top-level type. Reused from call to call (one is kept idle).
+final class EncodingCache {
+  static let kindSlotCount = 64
+  /// A small direct-mapped cache in front of the global `encodingKinds`.
+  let kindSlots = UnsafeMutablePointer<EncodingKindSlot>.allocate(capacity: EncodingCache.kindSlotCount)
+  /// The state's `frames` and `spareNodes` arrays, empty between calls but keeping their capacity.
+  let frames = UnsafeMutablePointer<[EncodingNode]>.allocate(capacity: 1)
+  let spareNodes = UnsafeMutablePointer<[EncodingNode]>.allocate(capacity: 1)
+  /// The top-level type of the last call and the size of its document, for the next writer's capacity.
+  var rootType: ObjectIdentifier?
+  var rootSize = 0
+
+  private init() {
+    kindSlots.initialize(repeating: EncodingKindSlot(type: nil, kind: .other), count: Self.kindSlotCount)
+    frames.initialize(to: [])
+    spareNodes.initialize(to: [])
+  }
+
+  deinit {
+    kindSlots.deinitialize(count: Self.kindSlotCount)
+    kindSlots.deallocate()
+    frames.deinitialize(count: 1)
+    frames.deallocate()
+    spareNodes.deinitialize(count: 1)
+    spareNodes.deallocate()
+  }
+
+  /// The idle cache, or a new one.
+  static func acquire() -> EncodingCache {
+    let idle = idleEncodingCache.exchange(0, ordering: .acquiringAndReleasing)
+    if idle != 0 {
+      return Unmanaged<EncodingCache>.fromOpaque(UnsafeRawPointer(bitPattern: idle)!).takeRetainedValue()
+    }
+    return EncodingCache()
+  }
+
+  /// Keeps this cache for the next call (or drops it when another one is kept already).
+  func release() {
+    let address = UInt(bitPattern: Unmanaged.passRetained(self).toOpaque())
+    if !idleEncodingCache.compareExchange(expected: 0, desired: address, ordering: .acquiringAndReleasing).exchanged {
+      Unmanaged<EncodingCache>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).release()
+    }
+  }
+}
+
+/// Marks `Optional`, whose values a dynamic cast unwraps.
+private protocol OptionalMarker {}
+extension Optional: OptionalMarker {}
 
 /// The state of one `BSONEncoder.encode` call.
 ///
@@ -29,25 +103,93 @@ final class EncodingState {
     unsafeMutableAddress { framesStorage }
   }
   private let writerStorage = UnsafeMutablePointer<BSONWriter>.allocate(capacity: 1)
-  private let framesStorage = UnsafeMutablePointer<[EncodingNode]>.allocate(capacity: 1)
+  private let framesStorage: UnsafeMutablePointer<[EncodingNode]>
+  /// Fast mode: nodes of nested values that were closed and referenced by nothing else, for reuse.
+  private var spareNodes: [EncodingNode] {
+    unsafeAddress { UnsafePointer(spareNodesStorage) }
+    unsafeMutableAddress { spareNodesStorage }
+  }
+  private let spareNodesStorage: UnsafeMutablePointer<[EncodingNode]>
   /// Set in fast mode when a container was used after it was closed.
   var needsTreeMode = false
   /// The first error from an API that cannot throw (`container(keyedBy:)` and the like).
   var error: (any Error)?
   private var cachedUserInfo: [CodingUserInfoKey: Any]?
+  private let cache: EncodingCache
+  private let kindSlots: UnsafeMutablePointer<EncodingKindSlot>
 
-  init(options: EncodingOptions, isTree: Bool) {
+  /// A state for encoding a value of type `root`.
+  init<Root>(options: EncodingOptions, isTree: Bool, root: Root.Type) {
     self.options = options
     self.isTree = isTree
-    writerStorage.initialize(to: BSONWriter(capacity: isTree ? 16 : 256))
-    framesStorage.initialize(to: [])
+    cache = EncodingCache.acquire()
+    kindSlots = cache.kindSlots
+    var capacity = isTree ? 16 : 256
+    // The last document of the same type is the best guess of this one's size (rounded up to 64).
+    if !isTree && cache.rootType == ObjectIdentifier(root) { capacity = max(capacity, (cache.rootSize &+ 63) & ~63) }
+    writerStorage.initialize(to: BSONWriter(capacity: capacity))
+    framesStorage = cache.frames
+    spareNodesStorage = cache.spareNodes
+  }
+
+  /// Remembers the size of a finished fast-mode document for the next call of the same type.
+  func recordSize<Root>(_ size: Int, of root: Root.Type) {
+    cache.rootType = ObjectIdentifier(root)
+    cache.rootSize = size
   }
 
   deinit {
     writerStorage.deinitialize(count: 1)
     writerStorage.deallocate()
-    framesStorage.deinitialize(count: 1)
-    framesStorage.deallocate()
+    frames.removeAll(keepingCapacity: true)
+    spareNodes.removeAll(keepingCapacity: true)
+    cache.release()
+  }
+
+  /// How values of static type `T` are encoded; classified once per type and process, and
+  /// cached per call (a dynamic cast per value costs a conformance lookup).
+  @inline(__always)
+  func kind<T>(of type: T.Type) -> EncodingKind {
+    let id = ObjectIdentifier(type)
+    // Metadata addresses are at least 8-byte aligned: mix the bits above that into a slot index.
+    let bits = UInt(bitPattern: id)
+    let slot = kindSlots + Int((bits >> 4 ^ bits >> 9) & UInt(EncodingCache.kindSlotCount - 1))
+    if slot.pointee.type == id { return slot.pointee.kind }
+    let kind = Self.sharedKind(type)
+    slot.pointee = EncodingKindSlot(type: id, kind: kind)
+    return kind
+  }
+
+  @inline(never)
+  private static func sharedKind<T>(_ type: T.Type) -> EncodingKind {
+    if let known = encodingKinds.withLock({ $0[ObjectIdentifier(type)] }) { return known }
+    let kind: EncodingKind
+    if let primitive = type as? any BSONEncodingPrimitive.Type {
+      kind = .primitive(primitive)
+    } else if type is any OptionalMarker.Type {
+      kind = .optional
+    } else {
+      kind = .other
+    }
+    encodingKinds.withLock { $0[ObjectIdentifier(type)] = kind }
+    return kind
+  }
+
+  /// What `value` encodes as when it is a primitive (`nil` otherwise): the same answer as a
+  /// dynamic cast to `BSONEncodingPrimitive`, without one for non-optional types.
+  @inline(__always)
+  func primitiveEncoding<T: Encodable>(_ value: T, at path: @autoclosure () -> CodingPathRef) throws
+    -> PrimitiveEncoding?
+  {
+    switch kind(of: T.self) {
+    case .primitive(let primitive):
+      return try primitive.bsonEncoding(of: value, options, at: path())
+    case .optional:
+      guard let primitive = value as? any BSONEncodingPrimitive else { return nil }
+      return try primitive.bsonEncoding(options, at: path())
+    case .other:
+      return nil
+    }
   }
 
   /// `userInfo` as the `Encoder` protocol wants it.
@@ -56,6 +198,36 @@ final class EncodingState {
     let info = options.userInfo.mapValues { $0 as Any }
     cachedUserInfo = info
     return info
+  }
+
+  /// A pending node for a nested value in fast mode: a spare one when there is one.
+  @inline(__always)
+  func pendingNode(parent: EncodingNode, component: CodingPathComponent, typeOffset: Int) -> EncodingNode {
+    guard let node = spareNodes.popLast() else {
+      return EncodingNode(state: self, parent: parent, component: component, kind: .pending, typeOffset: typeOffset)
+    }
+    node.parent = parent
+    node.component = component
+    node.typeOffset = typeOffset
+    return node
+  }
+
+  /// Keeps `node` (closed, fast mode) for reuse when nothing else refers to it.
+  @inline(__always)
+  func recycle(_ node: inout EncodingNode) {
+    guard isKnownUniquelyReferenced(&node) else { return }
+    node.parent = nil
+    node.component = .root
+    node.kind = .pending
+    node.start = 0
+    node.count = 0
+    spareNodes.append(node)
+  }
+
+  /// Breaks the state <-> node reference cycles at the end of a fast-mode call.
+  func tearDownFast() {
+    frames.removeAll(keepingCapacity: true)
+    spareNodes.removeAll(keepingCapacity: true)
   }
 
   /// Records the first error of an API that cannot throw; `encode` throws it at the end.
@@ -67,7 +239,7 @@ final class EncodingState {
   /// (and switches to tree mode) when `node` was closed already.
   @inline(__always)
   func prepareWrite(_ node: EncodingNode) -> Bool {
-    if frames.last === node { return true }
+    if isInnermost(node) { return true }
     return prepareWriteSlow(node)
   }
 
@@ -77,8 +249,17 @@ final class EncodingState {
       needsTreeMode = true
       return false
     }
-    while frames.last !== node { closeInnermost() }
+    while !isInnermost(node) { closeInnermost() }
     return true
+  }
+
+  /// Whether `node` is the innermost open frame (compared in place, without retaining it).
+  @inline(__always)
+  func isInnermost(_ node: EncodingNode) -> Bool {
+    framesStorage.pointee.withUnsafeBufferPointer { open in
+      guard let last = open.last else { return false }
+      return ObjectIdentifier(last) == ObjectIdentifier(node)
+    }
   }
 
   /// Closes the innermost open frame: writes its terminator and length, or an empty document for
@@ -96,9 +277,10 @@ final class EncodingState {
   /// Closes `node` and everything opened inside it, when it is still open.
   func close(through node: EncodingNode) {
     guard node.isOpen else { return }
-    while let innermost = frames.last {
+    while !frames.isEmpty {
+      let wasNode = isInnermost(node)
       closeInnermost()
-      if innermost === node { return }
+      if wasNode { return }
     }
   }
 
@@ -147,7 +329,7 @@ final class EncodingNode: CodingPathNode {
   var kind: Kind
   /// The offset of this element's type byte: in `state.writer` in fast mode, in the parent's
   /// `own` bytes in tree mode; -1 for the top-level value.
-  let typeOffset: Int
+  var typeOffset: Int
   /// Fast mode: the offset of the length prefix once this is a document or array.
   var start = 0
   /// Fast mode: whether the node is in `state.frames`.
@@ -261,7 +443,7 @@ final class EncodingNode: CodingPathNode {
       state.writer.truncate(to: mark)
       throw invalidKey(key, component)
     }
-    let child = EncodingNode(state: state, parent: self, component: component, kind: .pending, typeOffset: mark)
+    var child = state.pendingNode(parent: self, component: component, typeOffset: mark)
     child.isOpen = true
     state.frames.append(child)
     do {
@@ -272,6 +454,7 @@ final class EncodingNode: CodingPathNode {
       throw error
     }
     state.close(through: child)
+    state.recycle(&child)
   }
 
   /// Creates a nested document or array container as the element `key`.
@@ -340,8 +523,8 @@ final class EncodingNode: CodingPathNode {
 
   /// Encodes `value` as the element `key` of this container.
   func encodeElement<T: Encodable>(_ value: T, key: String, component: CodingPathComponent) throws {
-    if let primitive = value as? any BSONEncodingPrimitive {
-      switch try primitive.bsonEncoding(state.options, at: CodingPathRef(parent: self, component: component)) {
+    if let encoding = try state.primitiveEncoding(value, at: CodingPathRef(parent: self, component: component)) {
+      switch encoding {
       case .value(let bson):
         if let scalar = ScalarValue(bson) { return try writeScalar(bson.type, key: key, component: component, scalar) }
         return try writeElement(bson.type, key: key, component: component) { $0.value(bson) }
@@ -370,7 +553,7 @@ final class EncodingNode: CodingPathNode {
       return
     }
     // A pending value is always the innermost open frame until it is closed.
-    guard state.frames.last === self else {
+    guard state.isInnermost(self) else {
       state.needsTreeMode = true
       return
     }
@@ -383,8 +566,8 @@ final class EncodingNode: CodingPathNode {
 
   /// Encodes `value` as this node's value.
   func encodeSingle<T: Encodable>(_ value: T) throws {
-    if let primitive = value as? any BSONEncodingPrimitive {
-      switch try primitive.bsonEncoding(state.options, at: CodingPathRef(parent: parent, component: component)) {
+    if let encoding = try state.primitiveEncoding(value, at: CodingPathRef(parent: parent, component: component)) {
+      switch encoding {
       case .value(let bson):
         return try writeSingle(bson.type) { $0.value(bson) }
       case .deferred:
@@ -418,7 +601,7 @@ final class EncodingNode: CodingPathNode {
       if typeOffset != Int.max && !isRoot { owner.own[typeOffset] = type.rawValue }
       return
     }
-    guard state.frames.last === self else {
+    guard state.isInnermost(self) else {
       state.needsTreeMode = true
       return
     }
@@ -511,6 +694,17 @@ enum PrimitiveEncoding {
 protocol BSONEncodingPrimitive {
   /// The value to write, given the encoder's options; `path` is the value's coding path, for errors.
   func bsonEncoding(_ options: EncodingOptions, at path: CodingPathRef) throws -> PrimitiveEncoding
+}
+
+extension BSONEncodingPrimitive {
+  /// ``bsonEncoding(_:at:)`` of `value`, whose type `T` is `Self` (looked up through the kind cache).
+  @inline(__always)
+  static func bsonEncoding<T>(of value: T, _ options: EncodingOptions, at path: CodingPathRef) throws
+    -> PrimitiveEncoding
+  {
+    // `T` is `Self` (the kind was looked up for `T`), so this cast is a plain copy.
+    try unsafeBitCast(value, to: Self.self).bsonEncoding(options, at: path)
+  }
 }
 
 /// The value of an element that ``BSONWriter/appendScalarElement(_:_:_:)`` writes in one go.
