@@ -32,6 +32,9 @@ private let idleEncodingCache = Atomic<UInt>(0)
 /// last document of the same top-level type. Reused from call to call (one is kept idle).
 final class EncodingCache {
   static let kindSlotCount = 64
+  /// The largest starting capacity taken from the previous document: one large document must
+  /// not make every later small one hold a large buffer (larger documents grow as they are written).
+  static let maximumStartCapacity = 64 * 1024
   /// A small direct-mapped cache in front of the global `encodingKinds`.
   let kindSlots = UnsafeMutablePointer<EncodingKindSlot>.allocate(capacity: EncodingCache.kindSlotCount)
   /// The state's `frames` and `spareNodes` arrays, empty between calls but keeping their capacity.
@@ -126,7 +129,9 @@ final class EncodingState {
     kindSlots = cache.kindSlots
     var capacity = isTree ? 16 : 256
     // The last document of the same type is the best guess of this one's size (rounded up to 64).
-    if !isTree && cache.rootType == ObjectIdentifier(root) { capacity = max(capacity, (cache.rootSize &+ 63) & ~63) }
+    if !isTree && cache.rootType == ObjectIdentifier(root) {
+      capacity = max(capacity, (min(cache.rootSize, EncodingCache.maximumStartCapacity) &+ 63) & ~63)
+    }
     writerStorage.initialize(to: BSONWriter(capacity: capacity))
     framesStorage = cache.frames
     spareNodesStorage = cache.spareNodes
