@@ -26,7 +26,7 @@ let package = Package(
       dependencies: ["ReefBSON", "ReefQuery", .product(name: "ArgumentParser", package: "swift-argument-parser")]
     ),
     .executableTarget(name: "reef", dependencies: ["ReefCLI"]),
-    .executableTarget(name: "ReefTour", dependencies: ["ReefBSON"], path: "Examples/Tour"),
+    .executableTarget(name: "ReefTour", dependencies: ["ReefBSON", "ReefQuery"], path: "Examples/Tour"),
     .target(name: "ReefTestSupport", dependencies: ["ReefBSON"], path: "Tests/ReefTestSupport"),
     .testTarget(
       name: "ReefBSONTests",

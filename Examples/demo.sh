@@ -27,6 +27,23 @@ step "reef convert contacts.bson --to canonical -o contacts.jsonl.gz && reef con
 cmp "$out/contacts.bson" "$out/again.bson" && echo "round trip through gzipped canonical Extended JSON: identical bytes"
 echo "(relaxed Extended JSON is for people: it prints int64 5000 as 5000, which reads back as an int32)"
 
+step "reef query contacts.bson --filter '{\"address.city\": \"Springfield\"}' --format relaxed   # a MongoDB filter"
+"$reef" query "$out/contacts.bson" --filter '{"address.city": "Springfield"}' --format relaxed
+
+step "reef query contacts.bson --where 'ANY addresses.city BEGINSWITH[c] \$0' --arg '\"new\"' --project '{\"name\": 1}'   # a Realm predicate"
+"$reef" query "$out/contacts.bson" --where 'ANY addresses.city BEGINSWITH[c] $0' --arg '"new"' --project '{"name": 1}' --format relaxed
+
+step "reef query contacts.bson --sort '{\"name\": 1}' --project '{\"_id\": 0, \"name\": 1, \"type\": 1}'   # sorted, projected"
+"$reef" query "$out/contacts.bson" --sort '{"name": 1}' --project '{"_id": 0, "name": 1, "type": 1}' --format relaxed
+
+step "reef query contacts.bson --where 'employees > 1000' --count"
+"$reef" query "$out/contacts.bson" --where 'employees > 1000' --count
+
+step "a predicate that does not compile: the error names the column (exit 1)"
+status=0
+"$reef" query "$out/contacts.bson" --where 'name BEGINSWITH' || status=$?
+echo "(exit code $status)"
+
 step "a damaged file: the documents before the damage are printed, then the error (exit 1)"
 head -c "$(( $(stat -c %s "$out/contacts.bson") - 7 ))" "$out/contacts.bson" > "$out/damaged.bson"
 status=0

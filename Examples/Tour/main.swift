@@ -1,5 +1,6 @@
 // The README's tour, compiled and run by `swift run ReefTour`; keep the two in step.
 import ReefBSON
+import ReefQuery
 
 // MARK: Documents are ordered views over BSON bytes
 
@@ -73,4 +74,38 @@ try writer.close()
 var reader = try BSONStreamReader(path: path)
 while let document = try reader.next() {
   print(document["name"] ?? .null)  // string("MongoDB"), twice
+}
+
+// MARK: Queries over the bytes: MongoDB filters and Realm predicates, one matcher
+
+let people = try [
+  #"{"_id": 1, "name": "Ann", "address": {"city": "Los Angeles"}, "tags": ["admin", "ops"]}"#,
+  #"{"_id": 2, "name": "Bob", "addresses": [{"city": "Paris"}, {"city": "Los Angeles"}]}"#,
+  #"{"_id": 3, "name": "Cy", "address": {"city": "Rome"}, "tags": []}"#,
+].map { try Document(extendedJSON: $0) }
+
+let inLA = try Query(filter: Document(extendedJSON: #"{"address.city": "Los Angeles"}"#))
+print(people.filter(inLA.matches).count)  // 1 (Ann)
+
+let anyLA = try Query(predicate: "ANY addresses.city BEGINSWITH[c] $0", arguments: ["los"])
+print(people.filter(anyLA.matches).first?["name"] ?? .null)  // string("Bob")
+
+// Sort, skip, limit and projection, as in a MongoDB find.
+let sorted = try Query(filter: Document(extendedJSON: #"{"name": {"$ne": null}}"#)).find(
+  in: people,
+  options: FindOptions(
+    sort: SortSpecification(Document(extendedJSON: #"{"address.city": -1}"#)),
+    limit: 2,
+    projection: Projection(Document(extendedJSON: #"{"name": 1, "_id": 0}"#))))
+print(sorted)  // [{"name":"Cy"}, {"name":"Ann"}]
+
+// A predicate may carry its own SORT, DISTINCT and LIMIT.
+let tagged = try Query(predicate: "tags.@count > 0 SORT(name DESC)")
+print(tagged.find(in: people).first?["name"] ?? .null)  // string("Ann"): Cy's list is empty
+
+// Mistakes are errors that say where.
+do {
+  _ = try Query(predicate: "name == ")
+} catch {
+  print(error)  // expected a value after '==' but found end of predicate (at column 9)
 }
