@@ -7,6 +7,7 @@ let package = Package(
   products: [
     .library(name: "ReefBSON", targets: ["ReefBSON"]),
     .library(name: "ReefQuery", targets: ["ReefQuery"]),
+    .library(name: "ReefStore", targets: ["ReefStore"]),
     .library(name: "ReefLibBSON", targets: ["ReefLibBSON"]),
     .library(name: "ReefCLI", targets: ["ReefCLI"]),
     .executable(name: "reef", targets: ["reef"]),
@@ -19,7 +20,9 @@ let package = Package(
     .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
     .systemLibrary(name: "CLibBSON", pkgConfig: "libbson-1.0", providers: [.apt(["libbson-dev"])]),
     .target(name: "ReefBSON", dependencies: ["CZlib"]),
+    .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
     .target(name: "ReefQuery", dependencies: ["ReefBSON"]),
+    .target(name: "ReefStore", dependencies: ["ReefBSON", "ReefQuery", "CLMDB"]),
     .target(name: "ReefLibBSON", dependencies: ["ReefBSON", "CLibBSON"]),
     .target(
       name: "ReefCLI",
@@ -43,6 +46,7 @@ let package = Package(
       ]
     ),
     .testTarget(name: "ReefQueryTests", dependencies: ["ReefQuery", "ReefBSON", "ReefTestSupport"]),
+    .testTarget(name: "ReefStoreTests", dependencies: ["ReefStore", "ReefQuery", "ReefBSON", "ReefTestSupport"]),
     .testTarget(name: "ReefCLITests", dependencies: ["ReefCLI", "ReefBSON", "ReefTestSupport"]),
   ]
 )

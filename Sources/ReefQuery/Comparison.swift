@@ -408,3 +408,13 @@ struct BigUInt: Equatable {
     return 0
   }
 }
+
+/// Compares two values in MongoDB's order: by canonical type first (MinKey, null, numbers,
+/// strings, objects, arrays, binary, ObjectId, bool, date, timestamp, regex, MaxKey), then by
+/// value; numbers compare exactly across int32, int64, double and Decimal128, and NaN equals NaN
+/// below every other number. Returns a negative number, zero or a positive number.
+public func compareBSON(_ a: BSON, _ b: BSON) -> Int {
+  let left = Literal(a)
+  let right = Literal(b)
+  return withExtendedLifetime((left, right)) { compareValues(left.value, right.value) }
+}
