@@ -11,6 +11,7 @@ indirect enum CompiledTest: @unchecked Sendable {
   case mod(divisor: Int64, remainder: Int64)
   case string(StringPattern)
   case all([CompiledTest])
+  case elementMatch([CompiledTest])
   case not(CompiledTest)
 
   @inlinable func test(_ value: RawValue) -> Bool {
@@ -34,6 +35,13 @@ indirect enum CompiledTest: @unchecked Sendable {
     case .all(let tests):
       for test in tests where !test.test(value) { return false }
       return true
+    case .elementMatch(let tests):
+      guard value.isArray else { return false }
+      var elements = RawElements(value)
+      while let element = elements.next() {
+        if tests.allSatisfy({ $0.test(element.value) }) { return true }
+      }
+      return false
     case .not(let test):
       return !test.test(value)
     }

@@ -7,7 +7,14 @@ import ReefBSON
 /// $elemMatch $and $or $nor $not $regex $options $mod $comment`. Operators that need a server
 /// (`$where`, `$expr`, `$text`, geospatial) are rejected with an error naming them.
 public func parseFilter(_ filter: Document) throws(QueryError) -> QueryNode {
-  try FilterParser().document(filter, keyPath: [])
+  // A filter built in memory has not been validated: check its nesting (MongoDB's limit of 100
+  // levels) before the parser recurses into it.
+  do {
+    _ = try filter.withUnsafeBytes { bytes throws(BSONError) in try Document(bytesNoCopy: bytes, owner: nil) }
+  } catch {
+    throw QueryError("the filter is not a valid document: \(error.message)", keyPath: error.keyPath)
+  }
+  return try FilterParser().document(filter, keyPath: [])
 }
 
 /// A short description of a value for error messages: its type and relaxed Extended JSON.
@@ -239,7 +246,17 @@ private struct FilterParser {
       case "$ne": tests.append(.not(.compare(.equal, element.value)))
       case "$nin": tests.append(.not(try valueTest("$in", element.value, keyPath: keyPath + [name])))
       case "$not": tests.append(.not(try valueTestForNot(element.value, keyPath: keyPath + [name])))
-      case "$exists", "$size", "$all", "$elemMatch":
+      case "$elemMatch":
+        // Nested: the element is itself an array with an element passing these operators.
+        guard
+          case .elementMatchValue(_, let inner) = try elementMatch(
+            FieldPath(""), element.value, keyPath: keyPath + [name])
+        else {
+          throw QueryError(
+            "$elemMatch nested in the value form of $elemMatch takes operators, not a query", keyPath: keyPath + [name])
+        }
+        tests.append(.elementMatch(inner))
+      case "$exists", "$size", "$all":
         throw QueryError("\(name) is not supported inside the value form of $elemMatch", keyPath: keyPath + [name])
       default: tests.append(try valueTest(name, element.value, keyPath: keyPath + [name]))
       }

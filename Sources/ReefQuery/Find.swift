@@ -5,7 +5,7 @@ import ReefBSON
 public struct FindOptions: Sendable {
   /// The order of the results; without one, results keep their input order.
   public var sort: SortSpecification?
-  /// How many results to drop from the front.
+  /// How many results to drop from the front (negative counts as 0).
   public var skip: Int
   /// The most results to return; nil or 0 means no limit, as in MongoDB.
   public var limit: Int?
@@ -35,7 +35,7 @@ extension Query {
       if !distinct.isEmpty { results = Query.distinct(results, on: distinct) }
       if let limit { results = Array(results.prefix(limit)) }
       if let sort = options.sort { results = sort.sorted(results) }
-      results = Array(results.dropFirst(options.skip))
+      results = Array(results.dropFirst(max(0, options.skip)))
       if let limit = options.limit, limit > 0 { results = Array(results.prefix(limit)) }
     } else {
       var matched = 0

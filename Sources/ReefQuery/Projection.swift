@@ -208,11 +208,13 @@ public struct Projection: Sendable {
   }
 
   static func slice(_ values: [BSON], skip: Int?, count: Int) -> [BSON] {
+    // Counts and skips are clamped to the array, so extreme values (Int64.min, .max) are safe.
+    let size = values.count
     guard let skip else {
       if count >= 0 { return Array(values.prefix(count)) }
-      return Array(values.suffix(-count))
+      return Array(values.suffix(count < -size ? size : -count))
     }
-    let start = skip >= 0 ? min(skip, values.count) : max(values.count + skip, 0)
-    return Array(values[start..<min(start + count, values.count)])
+    let start = skip >= 0 ? min(skip, size) : (skip < -size ? 0 : size + skip)
+    return Array(values[start..<(start + min(count, size - start))])
   }
 }

@@ -108,6 +108,10 @@ func compile(_ test: ValueTest) throws(QueryError) -> CompiledTest {
     var compiled: [CompiledTest] = []
     for test in tests { compiled.append(try compile(test)) }
     return .all(compiled)
+  case .elementMatch(let tests):
+    var compiled: [CompiledTest] = []
+    for test in tests { compiled.append(try compile(test)) }
+    return .elementMatch(compiled)
   case .not(let test): return .not(try compile(test))
   }
 }

@@ -96,6 +96,9 @@ public indirect enum ValueTest: Sendable {
   case string(StringOperator, String, StringOptions)
   /// Every test holds for the same value (`$elemMatch` on values, `BETWEEN`).
   case all([ValueTest])
+  /// The value is an array with an element for which every test holds (a `$elemMatch` nested
+  /// in the value form of another).
+  case elementMatch([ValueTest])
   /// The test does not hold.
   case not(ValueTest)
 }

@@ -189,3 +189,32 @@ import Testing
     }
   }
 }
+
+@Suite struct FuzzFoundTests {
+  @Test func nestedValueElementMatch() throws {
+    let query = try Query(
+      filter: Document(extendedJSON: #"{"a": {"$elemMatch": {"$elemMatch": {"$lt": 6, "$gt": 4}}}}"#))
+    #expect(query.matches(try Document(extendedJSON: #"{"a": [[5]]}"#)))
+    #expect(!query.matches(try Document(extendedJSON: #"{"a": [5, [7]]}"#)))
+  }
+
+  @Test func extremeSlicesAreClamped() throws {
+    let doc = try Document(extendedJSON: #"{"tags": [1, 2, 3]}"#)
+    let smallest = try Projection(
+      Document(extendedJSON: #"{"tags": {"$slice": {"$numberLong": "-9223372036854775808"}}}"#))
+    #expect(smallest.apply(doc)["tags"] == [1, 2, 3])
+    let largest = try Projection(
+      Document(extendedJSON: #"{"tags": {"$slice": [1, {"$numberLong": "9223372036854775807"}]}}"#))
+    #expect(largest.apply(doc)["tags"] == [2, 3])
+    let before = try Projection(
+      Document(extendedJSON: #"{"tags": {"$slice": [{"$numberLong": "-9223372036854775808"}, 1]}}"#))
+    #expect(before.apply(doc)["tags"] == [1])
+  }
+
+  @Test func negativeSkipCountsAsZero() throws {
+    let docs = try [#"{"_id": 2}"#, #"{"_id": 1}"#].map { try Document(extendedJSON: $0) }
+    let sorted = try Query(.constant(true)).find(
+      in: docs, options: FindOptions(sort: SortSpecification([SortKey(FieldPath("_id"))]), skip: -1))
+    #expect(sorted.map { $0["_id"]! } == [1, 2])
+  }
+}

@@ -51,6 +51,7 @@ func render(_ test: ValueTest) -> String {
     if options.contains(.diacriticInsensitive) { modifier += "d" }
     return op.rawValue + (modifier.isEmpty ? "" : "[\(modifier)]") + " " + render(.string(s))
   case .all(let tests): return "{" + tests.map(render).joined(separator: " & ") + "}"
+  case .elementMatch(let tests): return "ELEMMATCH{" + tests.map(render).joined(separator: " & ") + "}"
   case .not(let test): return "NOT " + render(test)
   }
 }
