@@ -225,6 +225,11 @@ struct UpdateState {
           try descend(&elements[index], name: segment, path: path, depth: depth + 1, creates: creates, body)
         }
       } else if creates {
+        guard index - elements.count <= UpdateState.maximumPadding else {
+          throw UpdateError(
+            "can't backfill more than \(UpdateState.maximumPadding) elements: the path '\(path.prefix(depth + 1).joined(separator: "."))' "
+              + "indexes an array of \(elements.count) elements", keyPath: path)
+        }
         let created: BSON?
         if isLast {
           if case .replace(let value) = try body(nil) { created = value } else { created = nil }
@@ -258,6 +263,9 @@ struct UpdateState {
         + "the path '\(path.prefix(depth).joined(separator: "."))' holds a value of type \(typeName(value))",
       keyPath: path)
   }
+
+  /// The most nulls an update may pad an array with (MongoDB's limit).
+  static let maximumPadding = 1_500_000
 
   /// An array index segment: decimal digits only.
   static func arrayIndex(_ segment: String) -> Int? {
