@@ -21,6 +21,7 @@ func firstError(_ path: String, _ defaultNamespace: Namespace? = nil) -> BSONErr
     guard let path = sharedArchivePath() else { return }
     let bytes = try #require(readFile(path))
     let root = makeTemporaryDirectory()
+    defer { removeTree(root) }
     // Inside the header, inside the prelude, inside a document, and at a block boundary.
     let blockBoundary = bytes.count - 4 - 0x40  // just before testColl's end block
     for cut in [6, 300, 20_000, blockBoundary, bytes.count - 1] {
@@ -40,6 +41,7 @@ func firstError(_ path: String, _ defaultNamespace: Namespace? = nil) -> BSONErr
 
   @Test func badMagicIsRejected() throws {
     let root = makeTemporaryDirectory()
+    defer { removeTree(root) }
     var archive = ArchiveBuilder(namespaces: [Namespace("a.b")!]).bytes
     archive[1] = 0xE3
     writeFile(root + "/bad.archive", archive)
@@ -53,6 +55,7 @@ func firstError(_ path: String, _ defaultNamespace: Namespace? = nil) -> BSONErr
 
   @Test func wrongVersionAndChecksumAreRejected() throws {
     let root = makeTemporaryDirectory()
+    defer { removeTree(root) }
     let a = Namespace("d.a")!
     let version = ArchiveBuilder(namespaces: [a], version: "0.2")
     version.end(a)
@@ -72,6 +75,7 @@ func firstError(_ path: String, _ defaultNamespace: Namespace? = nil) -> BSONErr
 
   @Test func aBrokenDocumentInADumpDirectorySaysWhichFileAndWhere() throws {
     let root = makeTemporaryDirectory()
+    defer { removeTree(root) }
     let documents = try sampleDocuments(10, tag: "x")
     try write(
       [
@@ -109,6 +113,7 @@ func firstError(_ path: String, _ defaultNamespace: Namespace? = nil) -> BSONErr
 
   @Test func truncatedGzipIsAnError() throws {
     let root = makeTemporaryDirectory()
+    defer { removeTree(root) }
     try write(
       [(Namespace("db.c")!, CollectionMetadata(), try sampleDocuments(200, tag: "z"))], to: root + "/c.bson.gz",
       format: .bson, gzip: true)
@@ -120,6 +125,7 @@ func firstError(_ path: String, _ defaultNamespace: Namespace? = nil) -> BSONErr
 
   @Test func badJSONSaysLineAndColumn() throws {
     let root = makeTemporaryDirectory()
+    defer { removeTree(root) }
     writeFile(root + "/lines.jsonl", Array("{\"a\": 1}\n{\"a\": 2}\n  {\"a\": {\"$numberInt\": \"x\"}}\n".utf8))
     let error = try #require(firstError(root + "/lines.jsonl"))
     #expect(error.kind == .invalidExtendedJSON)
@@ -142,6 +148,7 @@ func firstError(_ path: String, _ defaultNamespace: Namespace? = nil) -> BSONErr
 
   @Test func writerCallsOutOfOrderAreErrors() throws {
     let root = makeTemporaryDirectory()
+    defer { removeTree(root) }
     let writer = try DumpWriter(path: root + "/x", format: .dump)
     #expect(throws: BSONError.self) { try writer.write(["a": 1]) }
     #expect(throws: BSONError.self) { try writer.endNamespace() }
@@ -155,6 +162,7 @@ func firstError(_ path: String, _ defaultNamespace: Namespace? = nil) -> BSONErr
 
   @Test func aDirectoryWithoutDumpFilesIsAnError() throws {
     let root = makeTemporaryDirectory()
+    defer { removeTree(root) }
     #expect(throws: BSONError.self) { try DumpSource(path: root) }
   }
 }

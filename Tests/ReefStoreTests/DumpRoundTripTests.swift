@@ -66,6 +66,7 @@ func write(
   func everyFormatRoundTripsThroughADirectoryOrArchive(format: DumpFormat, gzip: Bool) throws {
     let collections = try sampleCollections()
     let root = makeTemporaryDirectory()
+    defer { removeTree(root) }
     let path = format == .archive ? root + "/out.archive" : root + "/out/"
     try write(collections, to: path, format: format, gzip: gzip)
     let source = try DumpSource(path: path)
@@ -93,12 +94,17 @@ func write(
 
   @Test func dumpDirectoryHasMongodumpsLayout() throws {
     let root = makeTemporaryDirectory()
+    defer { removeTree(root) }
     try write(try sampleCollections(), to: root + "/dump", format: .dump, gzip: false)
     #expect(readFile(root + "/dump/shop/orders.bson") != nil)
     #expect(readFile(root + "/dump/shop/odd%2Fname%20%25.bson") != nil)
     #expect(readFile(root + "/dump/admin/system.js.bson") != nil)
     #expect(readFile(root + "/dump/reef/loose.bson") != nil)
     #expect(readFile(root + "/dump/shop/empty.bson") == [])
+    // mongodump's root files do not make the root look like a database folder.
+    writeFile(root + "/dump/oplog.bson", [])
+    writeFile(root + "/dump/prelude.json", Array(#"{"ServerVersion":"8.0.0"}"#.utf8))
+    #expect(try readAll(DumpSource(path: root + "/dump")).namespaces.count == 5)
     let metadata = try #require(readFile(root + "/dump/shop/orders.metadata.json"))
     let text = String(decoding: metadata, as: UTF8.self)
     #expect(text.hasPrefix(#"{"indexes":[{"v":{"$numberInt":"2"},"key":{"_id":{"$numberInt":"1"}},"name":"_id_"}"#))
@@ -114,6 +120,7 @@ func write(
 
   @Test func oneDatabaseFolderIsASource() throws {
     let root = makeTemporaryDirectory()
+    defer { removeTree(root) }
     try write(try sampleCollections(), to: root + "/dump", format: .dump, gzip: true)
     let contents = try readAll(DumpSource(path: root + "/dump/shop"))
     #expect(contents.namespaces.map(\.dotted) == ["shop.empty", "shop.odd/name %", "shop.orders"])
@@ -127,6 +134,7 @@ func write(
   ])
   func singleFilesRoundTrip(name: String, format: DumpFormat) throws {
     let root = makeTemporaryDirectory()
+    defer { removeTree(root) }
     let documents = try sampleDocuments(50, tag: "person")
     let metadata = CollectionMetadata(indexes: [["v": 2, "key": ["name": 1], "name": "name_1"]])
     let path = root + "/" + name
@@ -135,6 +143,7 @@ func write(
     let source = try DumpSource(path: path)
     #expect(source.kind == (format == .bson ? .bsonFile : .extendedJSON))
     let contents = try readAll(source)
+    #expect(source.bytesRead == source.totalBytes)
     #expect(contents.namespaces == [Namespace(database: "", collection: "people")])
     #expect(contents.documents.values.first?.map(\.bytes) == documents.map(\.bytes))
     if format == .bson { #expect(contents.metadata.values.first?.indexes == metadata.indexes) }
@@ -149,6 +158,7 @@ func write(
 
   @Test func jsonFormatsLookLikeMongoexport() throws {
     let root = makeTemporaryDirectory()
+    defer { removeTree(root) }
     let documents: [Document] = [["a": 1], ["a": 2]]
     try write(
       [(Namespace("d.c")!, CollectionMetadata(), documents)], to: root + "/c.jsonl", format: .jsonl, gzip: false)
@@ -165,6 +175,7 @@ func write(
 
   @Test func relaxedJSONAndPrettyArraysAreRead() throws {
     let root = makeTemporaryDirectory()
+    defer { removeTree(root) }
     let text = """
       \u{FEFF}[
         {"_id": {"$oid": "57e193d7a9cc81b4027498b5"}, "n": 1, "s": "a } ] {",

@@ -17,6 +17,23 @@ func makeTemporaryDirectory() -> String {
   return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
+/// Removes a directory and everything in it (what ``makeTemporaryDirectory()`` made).
+func removeTree(_ path: String) {
+  if let dir = opendir(path) {
+    while let entry = readdir(dir) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+        String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+      }
+      guard name != ".", name != ".." else { continue }
+      removeTree(path + "/" + name)
+    }
+    closedir(dir)
+    rmdir(path)
+  } else {
+    unlink(path)
+  }
+}
+
 /// Writes bytes to a file.
 func writeFile(_ path: String, _ bytes: [UInt8]) {
   let sink = try! ByteSink(path: path, compression: .none)
@@ -103,6 +120,7 @@ func sharedArchivePath() -> String? {
     guard let path = sharedArchivePath() else { return }
     let original = try readAll(DumpSource(path: path))
     let dir = makeTemporaryDirectory()
+    defer { removeTree(dir) }
     for (format, gzip) in [(DumpFormat.archive, false), (.archive, true), (.dump, false), (.dump, true)] {
       let out = dir + "/again-\(format)-\(gzip)" + (format == .archive ? ".archive" : "")
       let writer = try DumpWriter(path: out, format: format, gzip: gzip)
@@ -126,6 +144,7 @@ func sharedArchivePath() -> String? {
 
   @Test func writtenArchiveHasTheSpecifiedLayout() throws {
     let dir = makeTemporaryDirectory()
+    defer { removeTree(dir) }
     let out = dir + "/one.archive"
     let writer = try DumpWriter(path: out, format: .archive)
     try writer.beginNamespace(Namespace(database: "db", collection: "c"), metadata: CollectionMetadata())
@@ -184,7 +203,9 @@ func sharedArchivePath() -> String? {
     archive.end(b)
     archive.end(e)
     archive.end(a)
-    let path = makeTemporaryDirectory() + "/interleaved.archive"
+    let root = makeTemporaryDirectory()
+    defer { removeTree(root) }
+    let path = root + "/interleaved.archive"
     writeFile(path, archive.bytes)
 
     let source = try DumpSource(path: path)

@@ -318,15 +318,15 @@ public final class DumpSource {
   }
 
   private func closeReader() {
+    let input: DumpInput?
     switch reader {
-    case .bson(_, let input, _, _):
-      input?.close()
-      if kind == .directory, entryIndex >= 0, entryIndex < entries.count { completedBytes += entries[entryIndex].size }
-    case .json(_, let input, _):
-      input.close()
-      if kind == .directory, entryIndex >= 0, entryIndex < entries.count { completedBytes += entries[entryIndex].size }
-    case nil: break
+    case .bson(_, let bsonInput, _, _): input = bsonInput
+    case .json(_, let jsonInput, _): input = jsonInput
+    case nil: return
     }
+    let size = entryIndex >= 0 && entryIndex < entries.count ? entries[entryIndex].size : 0
+    completedBytes += max(size, input?.rawBytesRead ?? 0)
+    input?.close()
     reader = nil
   }
 
@@ -376,7 +376,7 @@ public final class DumpSource {
   private static func scanDirectory(_ path: String, defaultNamespace: Namespace?) throws(BSONError) -> [Entry] {
     let names = try FileSystem.list(path)
     let isDatabaseFolder = names.contains { name in
-      name != "oplog.bson" && stripExtensions(name).role != .other
+      name != "oplog.bson" && name != "prelude.json" && stripExtensions(name).role != .other
         && FileSystem.kind(FileSystem.join(path, name)) != .directory
     }
     if isDatabaseFolder {
