@@ -26,7 +26,7 @@ let package = Package(
     .target(name: "ReefLibBSON", dependencies: ["ReefBSON", "CLibBSON"]),
     .target(
       name: "ReefCLI",
-      dependencies: ["ReefBSON", "ReefQuery", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+      dependencies: ["ReefBSON", "ReefQuery", "ReefStore", .product(name: "ArgumentParser", package: "swift-argument-parser")]
     ),
     .executableTarget(name: "reef", dependencies: ["ReefCLI"]),
     .executableTarget(name: "ReefTour", dependencies: ["ReefBSON", "ReefQuery"], path: "Examples/Tour"),

@@ -37,12 +37,21 @@ public struct QueryCommand: ParsableCommand {
         reef query dump/shop/orders.bson.gz --filter '{"total": {"$gte": 100}}' --sort '{"total": -1}' --limit 10
         reef query contacts.bson --where 'name != nil' --project '{"name": 1}' --format relaxed
         reef query contacts.bson --filter '{"type": "Business"}' --count
+        reef query --store app.reef --collection contacts --filter '{"address.city": "Paris"}'
       """
   )
 
   /// The input file; `-` (the default) reads standard input.
   @Argument(help: ArgumentHelp("The BSON file to read, or - for standard input.", valueName: "path"))
   public var path: String = "-"
+
+  /// A store to query instead of a stream.
+  @Option(help: ArgumentHelp("Query a collection of this store instead of a BSON stream.", valueName: "path"))
+  public var store: String?
+
+  /// The collection, with --store.
+  @Option(help: ArgumentHelp("The collection to query (with --store).", valueName: "name"))
+  public var collection: String?
 
   /// A MongoDB filter document.
   @Option(help: ArgumentHelp("A MongoDB filter document (Extended JSON).", valueName: "json"))
@@ -90,6 +99,8 @@ public struct QueryCommand: ParsableCommand {
   /// Checks the combination of options.
   public func validate() throws {
     if filter != nil && predicate != nil { throw ValidationError("give --filter or --where, not both") }
+    if (store == nil) != (collection == nil) { throw ValidationError("--store and --collection go together") }
+    if store != nil && path != "-" { throw ValidationError("give a BSON file or --store, not both") }
     if !arguments.isEmpty && predicate == nil { throw ValidationError("--arg needs --where") }
     guard skip >= 0 else { throw ValidationError("--skip must be 0 or more, found \(skip)") }
     guard limit >= 0 else { throw ValidationError("--limit must be 0 or more, found \(limit)") }
@@ -118,6 +129,10 @@ public struct QueryCommand: ParsableCommand {
     }
 
     let out = try ByteSink.standardOutput()
+    if let store, let collection {
+      try runOnStore(store, collection, query, options, out)
+      return
+    }
     var reader: BSONStreamReader
     do {
       reader = try BSONStreamReader(path: path, options: validation.options)
@@ -166,6 +181,37 @@ public struct QueryCommand: ParsableCommand {
     } catch {
       try? out.close()
       throw failure(error, input: path)
+    }
+  }
+
+  /// Runs the query on a collection of a store (through its indexes when they help).
+  func runOnStore(_ path: String, _ name: String, _ query: Query, _ options: FindOptions, _ out: ByteSink) throws {
+    let store = try openStore(path, readOnly: true)
+    let results: [Document]
+    do {
+      results = try store.collection(name).find(query, options: options)
+    } catch {
+      throw failure(error)
+    }
+    let mode: ExtendedJSONMode = format == .relaxed ? .relaxed : .canonical
+    do {
+      if count {
+        try out.write("\(results.count)\n")
+      } else {
+        for document in results {
+          if format == .bson {
+            try document.withUnsafeBytes { bytes throws(BSONError) in try out.write(bytes) }
+          } else {
+            try out.append { buffer in
+              document.appendExtendedJSON(to: &buffer, mode: mode)
+              buffer.append(0x0A)
+            }
+          }
+        }
+      }
+      try out.close()
+    } catch {
+      throw failure(error, input: "-")
     }
   }
 

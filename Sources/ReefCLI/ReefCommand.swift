@@ -6,7 +6,7 @@ public struct ReefCommand: ParsableCommand {
   /// The tool's name, summary and subcommands.
   public static let configuration = CommandConfiguration(
     commandName: "reef",
-    abstract: "Read, check, convert and query BSON and Extended JSON.",
+    abstract: "Read, check, convert and query BSON and Extended JSON, and keep it in a store.",
     discussion: """
       BSON streams are concatenated documents, as in mongodump's and bsondump's .bson files. \
       Files ending in .gz are read and written gzip-compressed; compressed standard input is \
@@ -14,7 +14,10 @@ public struct ReefCommand: ParsableCommand {
 
       Exit codes: 0 success, 1 bad data or an I/O error, 64 a usage error.
       """,
-    subcommands: [DumpCommand.self, ValidateCommand.self, ConvertCommand.self, QueryCommand.self]
+    subcommands: [
+      DumpCommand.self, ValidateCommand.self, ConvertCommand.self, QueryCommand.self, StatsCommand.self,
+      IndexCommand.self,
+    ]
   )
 
   /// Creates the command (ArgumentParser fills in its properties).

@@ -1,0 +1,146 @@
+import ReefBSON
+import ReefQuery
+
+/// A named collection of a store. Each call runs in a transaction of its own: reads in a read
+/// transaction, writes in the write transaction. To group several calls atomically, use
+/// ``Store/write(_:)`` and ``Transaction/collection(_:)``.
+public struct Collection: Sendable {
+  let store: Store
+  /// The collection's name.
+  public let name: String
+
+  func reading<R>(_ body: (TransactionCollection) throws -> R) throws -> R {
+    try store.read { transaction in try body(transaction.collection(name)) }
+  }
+
+  func writing<R>(_ body: (TransactionCollection) throws -> R) throws -> R {
+    try store.write { transaction in try body(transaction.collection(name)) }
+  }
+
+  /// See ``TransactionCollection/find(_:options:)``.
+  public func find(_ filter: Document = Document(), options: FindOptions = FindOptions()) throws -> [Document] {
+    try reading { try $0.find(filter, options: options) }
+  }
+
+  /// See ``TransactionCollection/find(predicate:arguments:options:)``.
+  public func find(predicate: String, arguments: [BSON] = [], options: FindOptions = FindOptions()) throws -> [Document]
+  {
+    try reading { try $0.find(predicate: predicate, arguments: arguments, options: options) }
+  }
+
+  /// See ``TransactionCollection/find(_:options:)-(Query,_)``.
+  public func find(_ query: Query, options: FindOptions = FindOptions()) throws -> [Document] {
+    try reading { try $0.find(query, options: options) }
+  }
+
+  /// See ``TransactionCollection/findOne(_:sort:)``.
+  public func findOne(_ filter: Document = Document(), sort: SortSpecification? = nil) throws -> Document? {
+    try reading { try $0.findOne(filter, sort: sort) }
+  }
+
+  /// See ``TransactionCollection/count(_:)``.
+  public func count(_ filter: Document = Document()) throws -> Int { try reading { try $0.count(filter) } }
+
+  /// See ``TransactionCollection/distinct(_:filter:)``.
+  public func distinct(_ key: String, filter: Document = Document()) throws -> [BSON] {
+    try reading { try $0.distinct(key, filter: filter) }
+  }
+
+  /// See ``TransactionCollection/explain(_:options:)``.
+  public func explain(_ filter: Document = Document(), options: FindOptions = FindOptions()) throws -> Explain {
+    try reading { try $0.explain(filter, options: options) }
+  }
+
+  /// See ``TransactionCollection/listIndexes()``.
+  public func listIndexes() throws -> [Document] { try reading { try $0.listIndexes() } }
+
+  /// See ``TransactionCollection/insert(_:)``.
+  @discardableResult
+  public func insert(_ document: Document) throws -> BSON { try writing { try $0.insert(document) } }
+
+  /// Inserts documents in one transaction: all of them or, on the first error, none.
+  @discardableResult
+  public func insertMany(_ documents: [Document]) throws -> [BSON] { try writing { try $0.insertMany(documents) } }
+
+  /// See ``TransactionCollection/replaceOne(_:with:upsert:)``.
+  @discardableResult
+  public func replaceOne(_ filter: Document, with replacement: Document, upsert: Bool = false) throws -> UpdateResult {
+    try writing { try $0.replaceOne(filter, with: replacement, upsert: upsert) }
+  }
+
+  /// See ``TransactionCollection/updateOne(_:_:upsert:)``.
+  @discardableResult
+  public func updateOne(_ filter: Document, _ update: Document, upsert: Bool = false) throws -> UpdateResult {
+    try writing { try $0.updateOne(filter, update, upsert: upsert) }
+  }
+
+  /// See ``TransactionCollection/updateMany(_:_:upsert:)``.
+  @discardableResult
+  public func updateMany(_ filter: Document, _ update: Document, upsert: Bool = false) throws -> UpdateResult {
+    try writing { try $0.updateMany(filter, update, upsert: upsert) }
+  }
+
+  /// See ``TransactionCollection/deleteOne(_:)``.
+  @discardableResult
+  public func deleteOne(_ filter: Document) throws -> Int { try writing { try $0.deleteOne(filter) } }
+
+  /// See ``TransactionCollection/deleteMany(_:)``.
+  @discardableResult
+  public func deleteMany(_ filter: Document) throws -> Int { try writing { try $0.deleteMany(filter) } }
+
+  /// See ``TransactionCollection/drop()``.
+  @discardableResult
+  public func drop() throws -> Bool { try writing { try $0.drop() } }
+
+  /// See ``TransactionCollection/createIndex(_:name:unique:sparse:)``.
+  public func createIndex(_ keys: Document, name: String? = nil, unique: Bool = false, sparse: Bool = false) throws {
+    try writing { try $0.createIndex(keys, name: name, unique: unique, sparse: sparse) }
+  }
+
+  /// See ``TransactionCollection/dropIndex(_:)``.
+  @discardableResult
+  public func dropIndex(_ name: String) throws -> Bool { try writing { try $0.dropIndex(name) } }
+}
+
+/// A collection of Codable values: the same operations, with values encoded by `BSONEncoder`
+/// and decoded by `BSONDecoder`.
+public struct TypedCollection<Value: Codable>: Sendable {
+  /// The underlying document collection.
+  public let collection: Collection
+
+  /// Inserts a value; returns its `_id`.
+  @discardableResult
+  public func insert(_ value: Value) throws -> BSON { try collection.insert(BSONEncoder().encode(value)) }
+
+  /// The values whose documents match `filter`.
+  public func find(_ filter: Document = Document(), options: FindOptions = FindOptions()) throws -> [Value] {
+    let decoder = BSONDecoder()
+    return try collection.find(filter, options: options).map { try decoder.decode(Value.self, from: $0) }
+  }
+
+  /// The values whose documents match a Realm-style predicate.
+  public func find(predicate: String, arguments: [BSON] = []) throws -> [Value] {
+    let decoder = BSONDecoder()
+    return try collection.find(predicate: predicate, arguments: arguments).map {
+      try decoder.decode(Value.self, from: $0)
+    }
+  }
+
+  /// The first matching value.
+  public func findOne(_ filter: Document = Document()) throws -> Value? {
+    try collection.findOne(filter).map { try BSONDecoder().decode(Value.self, from: $0) }
+  }
+
+  /// Replaces the first matching document with the value's encoding.
+  @discardableResult
+  public func replaceOne(_ filter: Document, with value: Value, upsert: Bool = false) throws -> UpdateResult {
+    try collection.replaceOne(filter, with: BSONEncoder().encode(value), upsert: upsert)
+  }
+
+  /// See ``Collection/count(_:)``.
+  public func count(_ filter: Document = Document()) throws -> Int { try collection.count(filter) }
+
+  /// See ``Collection/deleteMany(_:)``.
+  @discardableResult
+  public func deleteMany(_ filter: Document) throws -> Int { try collection.deleteMany(filter) }
+}

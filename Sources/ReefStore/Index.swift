@@ -1,0 +1,167 @@
+import ReefBSON
+import ReefQuery
+
+/// A secondary index: its fields and directions, and whether it is unique or sparse.
+///
+/// Keys are the fields' values in the order-preserving ``KeyEncoding``, so that LMDB's byte order
+/// is MongoDB's order. An array value indexes each of its elements (a multikey index); a path
+/// through an array of embedded documents indexes the field of each element. A document without
+/// the field is indexed under null, unless the index is sparse.
+public struct IndexSpecification: Sendable, Hashable {
+  /// The index's name (`address.city_1` by default, as MongoDB names it).
+  public var name: String
+  /// The indexed paths and directions, most significant first.
+  public var keys: [SortKey]
+  /// At most one document per key.
+  public var unique: Bool
+  /// Documents without any of the fields are left out.
+  public var sparse: Bool
+
+  /// An index from a MongoDB key document: `{"address.city": 1, "name": -1}`.
+  public init(keys: Document, name: String? = nil, unique: Bool = false, sparse: Bool = false) throws(StoreError) {
+    var sortKeys: [SortKey] = []
+    var nameParts: [String] = []
+    for element in keys {
+      let direction: Int? =
+        switch element.value {
+        case .int32(let value): Int(value)
+        case .int64(let value): Int(value)
+        case .double(let value) where value == 1 || value == -1: Int(value)
+        default: nil
+        }
+      guard let direction, direction == 1 || direction == -1 else {
+        throw StoreError(
+          .index, "index key \(element.key) must be 1 or -1 (text, hashed and geospatial indexes are not supported)")
+      }
+      guard !element.key.isEmpty, !element.key.hasPrefix("$") else {
+        throw StoreError(.index, "invalid index key \"\(element.key)\"")
+      }
+      sortKeys.append(SortKey(FieldPath(element.key), ascending: direction == 1))
+      nameParts.append("\(element.key)_\(direction)")
+    }
+    guard !sortKeys.isEmpty else { throw StoreError(.index, "an index needs at least one key") }
+    self.keys = sortKeys
+    self.name = name ?? nameParts.joined(separator: "_")
+    self.unique = unique
+    self.sparse = sparse
+    guard !self.name.isEmpty, self.name != "_id_" else {
+      throw StoreError(.index, "invalid index name \"\(self.name)\"")
+    }
+  }
+
+  /// An index from its specification document, as mongodump's metadata and `listIndexes` give
+  /// it: `{"v": 2, "key": {…}, "name": "…", "unique": true, "sparse": true}`.
+  public init(_ document: Document) throws(StoreError) {
+    guard case .document(let keys)? = document["key"] else {
+      throw StoreError(.index, "an index specification needs a \"key\" document: \(document)")
+    }
+    var name: String?
+    if case .string(let value)? = document["name"] { name = value }
+    func flag(_ key: String) -> Bool {
+      switch document[key] {
+      case .bool(let value)?: value
+      case .int32(let value)?: value != 0
+      case .int64(let value)?: value != 0
+      case .double(let value)?: value != 0
+      default: false
+      }
+    }
+    try self.init(keys: keys, name: name, unique: flag("unique"), sparse: flag("sparse"))
+  }
+
+  /// The specification as MongoDB lists it.
+  public var document: Document {
+    var keyDocument = DocumentBuilder()
+    for key in keys { keyDocument.append(key.path.description, .int32(key.ascending ? 1 : -1)) }
+    var builder = DocumentBuilder()
+    builder.append("v", .int32(2))
+    builder.append("key", .document(keyDocument.document))
+    builder.append("name", .string(name))
+    if unique { builder.append("unique", .bool(true)) }
+    if sparse { builder.append("sparse", .bool(true)) }
+    return builder.document
+  }
+
+  /// The `_id` index every collection has.
+  static let primary: Document = {
+    var keyDocument = DocumentBuilder()
+    keyDocument.append("_id", .int32(1))
+    var builder = DocumentBuilder()
+    builder.append("v", .int32(2))
+    builder.append("key", .document(keyDocument.document))
+    builder.append("name", .string("_id_"))
+    return builder.document
+  }()
+
+  /// The keys of a document in this index: one per element of its array field, or none when the
+  /// index is sparse and the document has none of the fields. Throws for parallel arrays.
+  func entries(for document: Document) throws(StoreError) -> [[BSON]] {
+    var perField: [[BSON]] = []
+    var arrayFields: [String] = []
+    var anyPresent = false
+    for key in keys {
+      var values: [BSON] = []
+      var missing = false
+      var sawArray = false
+      collect(.document(document), key.path.segments[...], &values, &missing, &sawArray)
+      if !values.isEmpty { anyPresent = true }
+      if missing || values.isEmpty { values.append(.null) }
+      if sawArray { arrayFields.append(key.path.description) }
+      // One key per distinct value.
+      var distinct: [BSON] = []
+      for value in values where !distinct.contains(where: { compareBSON($0, value) == 0 }) { distinct.append(value) }
+      perField.append(distinct)
+    }
+    if sparse && !anyPresent { return [] }
+    if arrayFields.count > 1 {
+      throw StoreError(
+        .index, "cannot index parallel arrays [\(arrayFields.joined(separator: "] ["))] in index \(name)")
+    }
+    var combinations: [[BSON]] = [[]]
+    for values in perField {
+      combinations = combinations.flatMap { prefix in values.map { prefix + [$0] } }
+    }
+    return combinations
+  }
+
+  /// The values at `segments`, as an index sees them (array elements, fields of array elements).
+  private func collect(
+    _ value: BSON, _ segments: ArraySlice<FieldPath.Segment>, _ values: inout [BSON], _ missing: inout Bool,
+    _ sawArray: inout Bool
+  ) {
+    guard let segment = segments.first else {
+      if case .array(let array) = value {
+        sawArray = true
+        if array.isEmpty { values.append(.undefined) }  // MongoDB indexes [] as undefined
+        values.append(contentsOf: array)
+      } else {
+        values.append(value)
+      }
+      return
+    }
+    let name = String(decoding: segment.name, as: UTF8.self)
+    switch value {
+    case .document(let document):
+      if let child = document.value(forKey: name) {
+        collect(child, segments.dropFirst(), &values, &missing, &sawArray)
+      } else {
+        missing = true
+      }
+    case .array(let array):
+      sawArray = true
+      if let index = segment.index, let child = array[index] {
+        collect(child, segments.dropFirst(), &values, &missing, &sawArray)
+      }
+      for element in array {
+        guard case .document(let document) = element else { continue }
+        if let child = document.value(forKey: name) {
+          collect(child, segments.dropFirst(), &values, &missing, &sawArray)
+        } else {
+          missing = true
+        }
+      }
+    default:
+      missing = true
+    }
+  }
+}

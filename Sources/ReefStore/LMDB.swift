@@ -1,0 +1,208 @@
+import CLMDB
+import ReefBSON
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Why a store operation failed.
+public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
+  /// The kinds of failure callers can switch on.
+  public enum Kind: String, Hashable, Sendable {
+    /// The store could not be opened (missing file in read-only mode, permissions, not a store).
+    case open
+    /// A second document with the same `_id`, or the same key in a unique index.
+    case duplicateKey
+    /// The memory map or the disk is full; nothing of the transaction was committed.
+    case full
+    /// A document over the size limit, too deep, or otherwise not storable.
+    case invalidDocument
+    /// A filter, sort, projection or update that cannot be compiled or applied.
+    case invalidQuery
+    /// An index that cannot be created or used (bad spec, key too large, parallel arrays).
+    case index
+    /// A write in a read-only store or read transaction.
+    case readOnly
+    /// Stored bytes that do not validate: the file is damaged.
+    case corrupt
+    /// Any other LMDB error.
+    case storage
+  }
+
+  public var kind: Kind
+  public var message: String
+
+  public init(_ kind: Kind, _ message: String) {
+    self.kind = kind
+    self.message = message
+  }
+
+  public var description: String { message }
+
+  /// An LMDB return code as an error.
+  static func lmdb(_ code: Int32, _ doing: String) -> StoreError {
+    let text = String(cString: mdb_strerror(code))
+    switch code {
+    case MDB_MAP_FULL:
+      return StoreError(.full, "\(doing): the store's map is full (\(text)); nothing was committed")
+    case ENOSPC:
+      return StoreError(.full, "\(doing): the disk is full; nothing was committed")
+    case EACCES where doing.hasPrefix("write"):
+      return StoreError(.readOnly, "\(doing): the store is read-only")
+    default:
+      return StoreError(.storage, "\(doing): \(text)")
+    }
+  }
+}
+
+/// Throws a StoreError for a non-zero LMDB return code.
+@inline(__always)
+func check(_ code: Int32, _ doing: @autoclosure () -> String) throws(StoreError) {
+  if code != 0 { throw StoreError.lmdb(code, doing()) }
+}
+
+/// An LMDB value pointing at `bytes` for the duration of `body`.
+@inline(__always)
+func withValue<R>(_ bytes: [UInt8], _ body: (inout MDB_val) throws(StoreError) -> R) throws(StoreError) -> R {
+  var failure: StoreError?
+  let result = bytes.withUnsafeBytes { raw -> R? in
+    var value = MDB_val(mv_size: raw.count, mv_data: UnsafeMutableRawPointer(mutating: raw.baseAddress))
+    do {
+      return try body(&value)
+    } catch {
+      failure = error as? StoreError ?? StoreError(.storage, "\(error)")
+      return nil
+    }
+  }
+  if let failure { throw failure }
+  return result!
+}
+
+/// The bytes an LMDB value points at (valid until the transaction ends or the data is written).
+@inline(__always)
+func buffer(_ value: MDB_val) -> UnsafeRawBufferPointer {
+  UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size)
+}
+
+/// An LMDB transaction: read-only or read-write, ended by commit or abort exactly once.
+final class LMDBTransaction {
+  let pointer: OpaquePointer
+  let readOnly: Bool
+  private(set) var finished = false
+
+  init(environment: OpaquePointer, readOnly: Bool) throws(StoreError) {
+    var txn: OpaquePointer?
+    try check(
+      mdb_txn_begin(environment, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn),
+      readOnly ? "read transaction" : "write transaction")
+    pointer = txn!
+    self.readOnly = readOnly
+  }
+
+  func commit() throws(StoreError) {
+    guard !finished else { return }
+    finished = true
+    try check(mdb_txn_commit(pointer), "write transaction commit")
+  }
+
+  func abort() {
+    guard !finished else { return }
+    finished = true
+    mdb_txn_abort(pointer)
+  }
+
+  deinit { abort() }
+
+  /// Opens (or creates, in a write transaction) a named database.
+  func open(_ name: String, create: Bool) throws(StoreError) -> MDB_dbi? {
+    var dbi: MDB_dbi = 0
+    let code = mdb_dbi_open(pointer, name, create ? UInt32(MDB_CREATE) : 0, &dbi)
+    if code == MDB_NOTFOUND { return nil }
+    try check(code, "opening \(name)")
+    return dbi
+  }
+
+  func get(_ dbi: MDB_dbi, _ key: [UInt8]) throws(StoreError) -> UnsafeRawBufferPointer? {
+    try withValue(key) { (keyValue: inout MDB_val) throws(StoreError) -> UnsafeRawBufferPointer? in
+      var data = MDB_val()
+      let code = mdb_get(pointer, dbi, &keyValue, &data)
+      if code == MDB_NOTFOUND { return nil }
+      try check(code, "read")
+      return buffer(data)
+    }
+  }
+
+  /// Stores `value` under `key`; with `unique`, an existing key is left alone and false returned.
+  @discardableResult
+  func put(_ dbi: MDB_dbi, _ key: [UInt8], _ value: [UInt8], unique: Bool = false) throws(StoreError) -> Bool {
+    try withValue(key) { (keyValue: inout MDB_val) throws(StoreError) -> Bool in
+      try withValue(value) { (dataValue: inout MDB_val) throws(StoreError) -> Bool in
+        let code = mdb_put(pointer, dbi, &keyValue, &dataValue, unique ? UInt32(MDB_NOOVERWRITE) : 0)
+        if code == MDB_KEYEXIST { return false }
+        if code == MDB_BAD_VALSIZE {
+          throw StoreError(.index, "a key of \(key.count) bytes is over LMDB's limit of 511 bytes")
+        }
+        try check(code, "write")
+        return true
+      }
+    }
+  }
+
+  @discardableResult
+  func delete(_ dbi: MDB_dbi, _ key: [UInt8]) throws(StoreError) -> Bool {
+    try withValue(key) { (keyValue: inout MDB_val) throws(StoreError) -> Bool in
+      let code = mdb_del(pointer, dbi, &keyValue, nil)
+      if code == MDB_NOTFOUND { return false }
+      try check(code, "delete")
+      return true
+    }
+  }
+
+  /// Removes a database and its contents.
+  func drop(_ dbi: MDB_dbi) throws(StoreError) {
+    try check(mdb_drop(pointer, dbi, 1), "drop")
+  }
+
+  /// Number of entries in a database.
+  func count(_ dbi: MDB_dbi) throws(StoreError) -> Int {
+    var stat = MDB_stat()
+    try check(mdb_stat(pointer, dbi, &stat), "stat")
+    return stat.ms_entries
+  }
+
+  /// Bytes the database's pages take.
+  func size(_ dbi: MDB_dbi) throws(StoreError) -> Int {
+    var stat = MDB_stat()
+    try check(mdb_stat(pointer, dbi, &stat), "stat")
+    return Int(stat.ms_psize) * (stat.ms_branch_pages + stat.ms_leaf_pages + stat.ms_overflow_pages)
+  }
+
+  /// Visits entries in key order from `start` (or the first), until `body` returns false.
+  func scan(
+    _ dbi: MDB_dbi, from start: [UInt8]? = nil,
+    _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws(StoreError) -> Bool
+  ) throws(StoreError) {
+    var cursor: OpaquePointer?
+    try check(mdb_cursor_open(pointer, dbi, &cursor), "cursor")
+    defer { mdb_cursor_close(cursor) }
+    var key = MDB_val()
+    var data = MDB_val()
+    var code: Int32
+    if let start {
+      code = try withValue(start) { (startValue: inout MDB_val) throws(StoreError) -> Int32 in
+        let result = mdb_cursor_get(cursor, &startValue, &data, MDB_SET_RANGE)
+        key = startValue
+        return result
+      }
+    } else {
+      code = mdb_cursor_get(cursor, &key, &data, MDB_FIRST)
+    }
+    while code == 0 {
+      guard try body(buffer(key), buffer(data)) else { return }
+      code = mdb_cursor_get(cursor, &key, &data, MDB_NEXT)
+    }
+    if code != MDB_NOTFOUND { try check(code, "cursor") }
+  }
+}

@@ -1,0 +1,173 @@
+import ReefBSON
+import ReefQuery
+
+/// Chooses an index for a query and the key ranges to read from it.
+///
+/// An index on the first field of an equality, `$in` or range condition (at the top of the
+/// query or inside its `$and`) narrows the documents read; the whole query is then tested on
+/// each, so results are exactly those of a collection scan. Conditions the index cannot narrow
+/// (negations, `$or`, regular expressions, array literals, MinKey/MaxKey, Realm quantifiers)
+/// leave the planner to scan the collection.
+enum Planner {
+  struct Plan {
+    var index: IndexSpecification
+    var ranges: [KeyRange]
+  }
+
+  /// One condition the planner can use.
+  enum Bound {
+    case equal(BSON)
+    case `in`([BSON])
+    case range(BSON, ComparisonOperator)
+
+    var literals: [BSON] {
+      switch self {
+      case .equal(let value), .range(let value, _): [value]
+      case .in(let values): values
+      }
+    }
+
+    /// Better bounds read fewer keys: equality, then `$in`, then ranges.
+    var preference: Int {
+      switch self {
+      case .equal: 0
+      case .in: 1
+      case .range: 2
+      }
+    }
+  }
+
+  static func plan(_ node: QueryNode, indexes: [IndexSpecification]) -> Plan? {
+    var bounds: [(FieldPath, Bound)] = []
+    collect(node, into: &bounds)
+    var best: (IndexSpecification, Bound)?
+    for (path, bound) in bounds {
+      for index in indexes where index.keys[0].path == path && index.keys[0].ascending {
+        if index.sparse && bound.literals.contains(where: { if case .null = $0 { true } else { false } }) { continue }
+        if let current = best, current.1.preference <= bound.preference && !(index.unique && !current.0.unique) {
+          continue
+        }
+        best = (index, bound)
+      }
+    }
+    guard let (index, bound) = best else { return nil }
+    switch bound {
+    case .equal(let value): return Plan(index: index, ranges: [KeyRange(equal: value)])
+    case .in(let values):
+      let sorted = values.sorted { compareBSON($0, $1) < 0 }
+      return Plan(index: index, ranges: sorted.map { KeyRange(equal: $0) })
+    case .range(let value, let comparison): return Plan(index: index, ranges: [KeyRange(value, comparison)])
+    }
+  }
+
+  /// The conditions of the query's top-level `$and` that an index can narrow.
+  static func collect(_ node: QueryNode, into bounds: inout [(FieldPath, Bound)]) {
+    switch node {
+    case .and(let children):
+      for child in children { collect(child, into: &bounds) }
+    case .match(let path, .compare(let comparison, let value), .mongo) where usable(value):
+      switch comparison {
+      case .equal: bounds.append((path, .equal(value)))
+      case .notEqual: break
+      default: if !isNull(value) { bounds.append((path, .range(value, comparison))) }
+      }
+    case .match(let path, .in(let values), .mongo) where values.allSatisfy(usable):
+      bounds.append((path, .in(values)))
+    default:
+      break
+    }
+  }
+
+  static func isNull(_ value: BSON) -> Bool { if case .null = value { true } else { false } }
+
+  /// Literals whose matches all sit in one index range of their type.
+  static func usable(_ value: BSON) -> Bool {
+    switch value {
+    case .array, .regex, .minKey, .maxKey, .undefined: false
+    default: true
+    }
+  }
+}
+
+/// A range of an index's keys, by the value of their first component.
+struct KeyRange {
+  enum Step {
+    case take
+    case skip
+    case stop
+  }
+
+  /// Where reading starts.
+  let start: [UInt8]
+  private let test: (BSON) -> Step
+
+  init(equal value: BSON) {
+    start = KeyEncoding.encode([value])
+    test = { compareBSON($0, value) == 0 ? .take : .stop }
+  }
+
+  init(_ value: BSON, _ comparison: ComparisonOperator) {
+    let rank = typeRank(value)
+    switch comparison {
+    case .greater, .greaterOrEqual:
+      start = KeyEncoding.encode([value])
+      test = { found in
+        guard typeRank(found) == rank else { return .stop }
+        return comparison == .greater && compareBSON(found, value) == 0 ? .skip : .take
+      }
+    default:
+      start = KeyEncoding.encode([minimum(ofTypeOf: value)])
+      test = { found in
+        guard typeRank(found) == rank else { return typeRank(found) < rank ? .skip : .stop }
+        let order = compareBSON(found, value)
+        return order < 0 || (order == 0 && comparison == .lessOrEqual) ? .take : .stop
+      }
+    }
+  }
+
+  /// What to do with an index key.
+  func step(_ key: UnsafeRawBufferPointer) -> Step {
+    guard let (value, _) = try? KeyEncoding.decode(Array(key), at: 0) else { return .stop }
+    return test(value)
+  }
+}
+
+/// MongoDB's canonical type rank (the query module's order).
+func typeRank(_ value: BSON) -> Int {
+  switch value {
+  case .minKey: 0
+  case .undefined: 1
+  case .null: 2
+  case .double, .int32, .int64, .decimal128: 3
+  case .string, .symbol: 4
+  case .document: 5
+  case .array: 6
+  case .binary: 7
+  case .objectId: 8
+  case .bool: 9
+  case .datetime: 10
+  case .timestamp: 11
+  case .regex: 12
+  case .dbPointer: 13
+  case .javascript: 14
+  case .javascriptWithScope: 15
+  case .maxKey: 16
+  }
+}
+
+/// The smallest value of a value's canonical type, where an index range of that type starts.
+func minimum(ofTypeOf value: BSON) -> BSON {
+  switch value {
+  case .double, .int32, .int64, .decimal128: .double(.nan)
+  case .string, .symbol: .string("")
+  case .document: .document(Document())
+  case .array: .array(BSONArray())
+  case .binary: .binary(Binary(data: []))
+  case .objectId: .objectId(ObjectId(bytes: [UInt8](repeating: 0, count: 12))!)
+  case .bool: .bool(false)
+  case .datetime: .datetime(BSONDateTime(millisecondsSinceEpoch: .min))
+  case .timestamp: .timestamp(BSONTimestamp(timestamp: 0, increment: 0))
+  case .regex: .regex(BSONRegularExpression(pattern: ""))
+  default: value
+  }
+}

@@ -1,0 +1,229 @@
+import CLMDB
+import ReefBSON
+import ReefQuery
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// How a store is opened.
+public struct StoreOptions: Sendable {
+  /// The map size to start with; the map grows (doubling) as data grows, up to `maximumMapSize`.
+  public var initialMapSize: Int = 64 << 20
+  /// The largest the map may grow to. A write that needs more fails with ``StoreError/Kind/full``
+  /// and commits nothing.
+  public var maximumMapSize: Int = 1 << 40
+  /// Open for reading only: writes fail with ``StoreError/Kind/readOnly``.
+  public var readOnly = false
+  /// Durability. `true` (the default) flushes to disk on every commit; `false` ("no sync",
+  /// for bulk loads) leaves flushing to the operating system: a crash of the process loses
+  /// nothing, a crash of the machine may lose the last transactions (but never corrupts the
+  /// store). Call ``Store/sync()`` at the end of a bulk load.
+  public var syncOnCommit = true
+  /// The most read transactions that may be open at once, across all processes.
+  public var maximumReaders = 126
+
+  public init(
+    initialMapSize: Int = 64 << 20, maximumMapSize: Int = 1 << 40, readOnly: Bool = false,
+    syncOnCommit: Bool = true, maximumReaders: Int = 126
+  ) {
+    self.initialMapSize = initialMapSize
+    self.maximumMapSize = maximumMapSize
+    self.readOnly = readOnly
+    self.syncOnCommit = syncOnCommit
+    self.maximumReaders = maximumReaders
+  }
+}
+
+/// A store: named collections of BSON documents with their indexes, in one LMDB file.
+///
+/// ```swift
+/// let store = try Store(path: "app.reef")
+/// let contacts = store.collection("contacts")
+/// try contacts.insert(["name": "Ann", "address": ["city": "Los Angeles"]])
+/// let inLA = try contacts.find(["address.city": "Los Angeles"])
+/// ```
+///
+/// Read transactions see a snapshot and never block the writer; one write transaction runs at a
+/// time (others wait), across threads and processes, and commits atomically or not at all.
+/// The file is `path`; LMDB keeps its lock table in `path-lock`.
+public final class Store: @unchecked Sendable {
+  let environment: OpaquePointer
+  /// The path of the store file.
+  public let path: String
+  /// The options the store was opened with.
+  public let options: StoreOptions
+  private var mapSize: Int
+  private let lock = Mutex()
+  private var handles: [String: MDB_dbi] = [:]
+  /// This store's open transactions (LMDB can only grow the map when there are none).
+  let openTransactions = AtomicCounter()
+  /// Held while a read transaction begins and while the map grows, so that the two never overlap.
+  let beginLock = Mutex()
+  /// Held for the whole of a write transaction: this process's writers take turns here (LMDB's
+  /// own lock orders them with other processes), and the map grows only while holding it.
+  let writeLock = Mutex()
+
+  /// Opens the store at `path`, creating it unless read-only.
+  public init(path: String, options: StoreOptions = StoreOptions()) throws(StoreError) {
+    self.path = path
+    self.options = options
+    var environment: OpaquePointer?
+    try check(mdb_env_create(&environment), "creating the environment")
+    self.environment = environment!
+    mapSize = options.initialMapSize
+    do throws(StoreError) {
+      try check(mdb_env_set_maxdbs(environment, 4096), "opening \(path)")
+      try check(mdb_env_set_maxreaders(environment, UInt32(options.maximumReaders)), "opening \(path)")
+      // Never shrink an existing store's map below its current size: LMDB keeps the larger.
+      try check(mdb_env_set_mapsize(environment, options.initialMapSize), "opening \(path)")
+      var flags = UInt32(MDB_NOSUBDIR | MDB_NOTLS)
+      if options.readOnly { flags |= UInt32(MDB_RDONLY) }
+      if !options.syncOnCommit { flags |= UInt32(MDB_NOSYNC) }
+      let code = mdb_env_open(environment, path, flags, 0o644)
+      if code != 0 {
+        throw StoreError(.open, "cannot open the store \(path): \(String(cString: mdb_strerror(code)))")
+      }
+      var info = MDB_envinfo()
+      mdb_env_info(environment, &info)
+      mapSize = info.me_mapsize
+      if !options.readOnly {
+        do {
+          try write { _ in }
+        } catch let error as StoreError {
+          throw error
+        } catch {
+          throw StoreError(.open, "cannot open the store \(path): \(error)")
+        }
+      }
+    } catch {
+      mdb_env_close(environment)
+      throw error
+    }
+  }
+
+  deinit { mdb_env_close(environment) }
+
+  /// Flushes committed transactions to disk (for stores opened with `syncOnCommit: false`).
+  public func sync() throws(StoreError) {
+    try check(mdb_env_sync(environment, 1), "sync")
+  }
+
+  // MARK: Transactions
+
+  /// Runs `body` in a read transaction: a consistent snapshot that writers do not disturb.
+  ///
+  /// Documents returned by the transaction's collections are copies, valid after it ends.
+  public func read<R>(_ body: (Transaction) throws -> R) throws -> R {
+    let transaction = try Transaction(store: self, readOnly: true)
+    defer { transaction.finish(commit: true) }
+    return try body(transaction)
+  }
+
+  /// Runs `body` in the write transaction: it waits for any other writer (in any process),
+  /// and commits when `body` returns, or rolls back everything when it throws.
+  public func write<R>(_ body: (Transaction) throws -> R) throws -> R {
+    guard !options.readOnly else { throw StoreError(.readOnly, "the store \(path) is open read-only") }
+    return try writeLock.withLock { () throws -> R in
+      try growMapIfNeeded()
+      let transaction = try Transaction(store: self, readOnly: false)
+      let result: R
+      do {
+        result = try body(transaction)
+      } catch {
+        transaction.finish(commit: false)
+        throw error
+      }
+      try transaction.commit()
+      return result
+    }
+  }
+
+  /// Doubles the map when it is more than three quarters used (and no transaction of this
+  /// process is open, as LMDB requires).
+  private func growMapIfNeeded() throws(StoreError) {
+    var info = MDB_envinfo()
+    var stat = MDB_stat()
+    mdb_env_info(environment, &info)
+    mdb_env_stat(environment, &stat)
+    let used = (info.me_last_pgno + 1) * Int(stat.ms_psize)
+    mapSize = max(mapSize, info.me_mapsize)
+    guard used * 4 > mapSize * 3, mapSize < options.maximumMapSize else { return }
+    let newSize = min(options.maximumMapSize, mapSize * 2)
+    beginLock.withLock {
+      guard openTransactions.load() == 0 else { return }
+      if mdb_env_set_mapsize(environment, newSize) == 0 { mapSize = newSize }
+    }
+  }
+
+  // MARK: Database handles
+
+  /// The handle of a named database, opened once and cached.
+  func handle(_ name: String, in transaction: LMDBTransaction, create: Bool) throws(StoreError) -> MDB_dbi? {
+    try lock.withLock { () throws(StoreError) -> MDB_dbi? in
+      if let handle = handles[name] { return handle }
+      guard let handle = try transaction.open(name, create: create && !transaction.readOnly) else { return nil }
+      if transaction.readOnly {
+        handles[name] = handle
+      } else {
+        pendingHandles[ObjectIdentifier(transaction), default: [:]][name] = handle
+      }
+      return handle
+    }
+  }
+
+  private var pendingHandles: [ObjectIdentifier: [String: MDB_dbi]] = [:]
+
+  /// After a commit, handles opened by the transaction become the store's; after an abort they
+  /// are gone.
+  func settleHandles(of transaction: LMDBTransaction, committed: Bool) {
+    lock.withLock {
+      if let pending = pendingHandles.removeValue(forKey: ObjectIdentifier(transaction)), committed {
+        handles.merge(pending) { _, new in new }
+      }
+    }
+  }
+
+  /// Forgets a dropped database's handle.
+  func forgetHandle(_ name: String) {
+    lock.withLock { _ = handles.removeValue(forKey: name) }
+  }
+
+  // MARK: Collections
+
+  /// The collection named `name`; it exists once something is written to it. A collection that
+  /// does not exist reads as empty.
+  public func collection(_ name: String) -> Collection { Collection(store: self, name: name) }
+
+  /// A typed collection of Codable values, encoded with `BSONEncoder` and decoded with `BSONDecoder`.
+  public func collection<T: Codable>(_ name: String, as type: T.Type) -> TypedCollection<T> {
+    TypedCollection(collection: collection(name))
+  }
+
+  /// The names of the collections, sorted.
+  public func collectionNames() throws -> [String] {
+    try read { transaction in try transaction.collectionNames() }
+  }
+}
+
+/// A mutex (pthread), for the store's small shared tables.
+final class Mutex: @unchecked Sendable {
+  private var mutex = pthread_mutex_t()
+  init() { pthread_mutex_init(&mutex, nil) }
+  deinit { pthread_mutex_destroy(&mutex) }
+  func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+    pthread_mutex_lock(&mutex)
+    defer { pthread_mutex_unlock(&mutex) }
+    return try body()
+  }
+}
+
+/// A counter shared between threads.
+final class AtomicCounter: @unchecked Sendable {
+  private let mutex = Mutex()
+  private var value = 0
+  func add(_ delta: Int) { mutex.withLock { value += delta } }
+  func load() -> Int { mutex.withLock { value } }
+}

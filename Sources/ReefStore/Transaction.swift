@@ -1,0 +1,233 @@
+import CLMDB
+import ReefBSON
+import ReefQuery
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// A read or write transaction on a store. Get one from ``Store/read(_:)`` or
+/// ``Store/write(_:)``; it is valid only inside that closure and on that thread.
+public final class Transaction {
+  let store: Store
+  let lmdb: LMDBTransaction
+  /// Whether the transaction is read-only.
+  public var isReadOnly: Bool { lmdb.readOnly }
+  private var finished = false
+  /// Catalog entries read or written in this transaction.
+  var catalog: [String: CollectionInfo] = [:]
+
+  init(store: Store, readOnly: Bool) throws(StoreError) {
+    self.store = store
+    // Readers begin under the store's begin lock so that the map never grows under them; a
+    // writer already holds the write lock, under which the map grows.
+    let begin = { () throws(StoreError) -> LMDBTransaction in
+      let transaction = try LMDBTransaction(environment: store.environment, readOnly: readOnly)
+      store.openTransactions.add(1)
+      return transaction
+    }
+    lmdb = readOnly ? try store.beginLock.withLock(begin) : try begin()
+  }
+
+  func finish(commit: Bool) {
+    guard !finished else { return }
+    finished = true
+    var committed = false
+    if commit { committed = (try? lmdb.commit()) != nil } else { lmdb.abort() }
+    store.settleHandles(of: lmdb, committed: committed)
+    store.openTransactions.add(-1)
+  }
+
+  func commit() throws(StoreError) {
+    guard !finished else { return }
+    finished = true
+    defer { store.openTransactions.add(-1) }
+    do {
+      try lmdb.commit()
+    } catch {
+      store.settleHandles(of: lmdb, committed: false)
+      throw error
+    }
+    store.settleHandles(of: lmdb, committed: true)
+  }
+
+  /// The collection named `name`, seen through this transaction.
+  public func collection(_ name: String) -> TransactionCollection {
+    TransactionCollection(transaction: self, name: name)
+  }
+
+  /// The names of the collections, sorted.
+  public func collectionNames() throws(StoreError) -> [String] {
+    guard let catalogDB = try database(Transaction.catalogName, create: false) else { return [] }
+    var names: [String] = []
+    try lmdb.scan(catalogDB) { key, _ throws(StoreError) in
+      names.append(String(decoding: key, as: UTF8.self))
+      return true
+    }
+    return names
+  }
+
+  // MARK: Catalog
+
+  static let catalogName = "__catalog"
+  static let metaName = "__meta"
+
+  func database(_ name: String, create: Bool) throws(StoreError) -> MDB_dbi? {
+    try store.handle(name, in: lmdb, create: create)
+  }
+
+  func requireWritable() throws(StoreError) {
+    if isReadOnly { throw StoreError(.readOnly, "this is a read transaction; write in store.write { … }") }
+  }
+
+  /// The catalog entry of a collection; with `create`, made when missing.
+  func info(_ name: String, create: Bool) throws(StoreError) -> CollectionInfo? {
+    if let cached = catalog[name] { return cached }
+    if let catalogDB = try database(Transaction.catalogName, create: false),
+      let bytes = try lmdb.get(catalogDB, Array(name.utf8))
+    {
+      let document: Document
+      do {
+        document = try Document(bytes: bytes)
+      } catch {
+        throw StoreError(.corrupt, "the catalog entry of \(name) is damaged: \(error)")
+      }
+      let info = try CollectionInfo(document, name: name)
+      catalog[name] = info
+      return info
+    }
+    guard create else { return nil }
+    try requireWritable()
+    guard !name.isEmpty, !name.hasPrefix("__"), !name.utf8.contains(0) else {
+      throw StoreError(
+        .invalidQuery, "invalid collection name \"\(name)\": names are non-empty, without NUL, and do not start with __"
+      )
+    }
+    let metaDB = try database(Transaction.metaName, create: true)!
+    var next: Int64 = 1
+    if let bytes = try lmdb.get(metaDB, Array("nextCollection".utf8)), bytes.count == 8 {
+      next = bytes.loadUnaligned(as: Int64.self)
+    }
+    try lmdb.put(metaDB, Array("nextCollection".utf8), withUnsafeBytes(of: next + 1) { Array($0) })
+    let info = CollectionInfo(name: name, id: next, uuid: randomUUID(), indexes: [])
+    try save(info)
+    return info
+  }
+
+  func save(_ info: CollectionInfo) throws(StoreError) {
+    let catalogDB = try database(Transaction.catalogName, create: true)!
+    try lmdb.put(catalogDB, Array(info.name.utf8), info.document.bytes)
+    catalog[info.name] = info
+  }
+
+  func removeFromCatalog(_ name: String) throws(StoreError) {
+    if let catalogDB = try database(Transaction.catalogName, create: false) {
+      try lmdb.delete(catalogDB, Array(name.utf8))
+    }
+    catalog[name] = nil
+  }
+}
+
+/// 16 random bytes shaped as a version 4 UUID.
+func randomUUID() -> [UInt8] {
+  var generator = SystemRandomNumberGenerator()
+  var bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
+  bytes[6] = (bytes[6] & 0x0F) | 0x40
+  bytes[8] = (bytes[8] & 0x3F) | 0x80
+  return bytes
+}
+
+/// What the catalog knows about a collection.
+struct CollectionInfo {
+  var name: String
+  var id: Int64
+  var uuid: [UInt8]
+  var indexes: [IndexSpecification]
+
+  init(name: String, id: Int64, uuid: [UInt8], indexes: [IndexSpecification]) {
+    self.name = name
+    self.id = id
+    self.uuid = uuid
+    self.indexes = indexes
+  }
+
+  init(_ document: Document, name: String) throws(StoreError) {
+    guard case .int64(let id)? = document["id"], case .binary(let uuid)? = document["uuid"],
+      case .array(let indexes)? = document["indexes"]
+    else { throw StoreError(.corrupt, "the catalog entry of \(name) is damaged") }
+    self.name = name
+    self.id = id
+    self.uuid = uuid.data
+    var specs: [IndexSpecification] = []
+    for entry in indexes {
+      guard case .document(let spec) = entry else { throw StoreError(.corrupt, "an index of \(name) is damaged") }
+      specs.append(try IndexSpecification(spec))
+    }
+    self.indexes = specs
+  }
+
+  var document: Document {
+    var builder = DocumentBuilder()
+    builder.append("id", .int64(id))
+    builder.append("uuid", .binary(Binary(subtype: .uuid, data: uuid)))
+    builder.append("indexes", .array(BSONArray(indexes.map { .document($0.document) })))
+    return builder.document
+  }
+
+  /// The database of documents, keyed by encoded `_id`.
+  var documentsName: String { "c:\(id)" }
+  func indexName(_ index: IndexSpecification) -> String { "i:\(id):\(index.name)" }
+
+  /// The UUID as mongodump writes it: 32 hex digits.
+  var uuidString: String {
+    uuid.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+  }
+}
+
+/// The size of a collection and its indexes.
+public struct CollectionStatistics: Sendable {
+  /// The collection's name.
+  public var name: String
+  /// Its documents.
+  public var count: Int
+  /// Bytes of the pages holding its documents.
+  public var dataBytes: Int
+  /// Each index (the `_id` index is the documents' own order): name, entries, bytes.
+  public var indexes: [(name: String, entries: Int, bytes: Int)]
+}
+
+extension Transaction {
+  /// Sizes of every collection and index.
+  public func statistics() throws(StoreError) -> [CollectionStatistics] {
+    var result: [CollectionStatistics] = []
+    for name in try collectionNames() {
+      guard let info = try info(name, create: false) else { continue }
+      var statistics = CollectionStatistics(name: name, count: 0, dataBytes: 0, indexes: [])
+      if let documents = try database(info.documentsName, create: false) {
+        statistics.count = try lmdb.count(documents)
+        statistics.dataBytes = try lmdb.size(documents)
+      }
+      for index in info.indexes {
+        guard let handle = try database(info.indexName(index), create: false) else { continue }
+        statistics.indexes.append((index.name, try lmdb.count(handle), try lmdb.size(handle)))
+      }
+      result.append(statistics)
+    }
+    return result
+  }
+}
+
+extension Store {
+  /// Sizes of every collection and index, from one snapshot.
+  public func statistics() throws -> [CollectionStatistics] {
+    try read { transaction in try transaction.statistics() }
+  }
+
+  /// The size of the store file in bytes.
+  public var fileSize: Int {
+    var info = stat()
+    return stat(path, &info) == 0 ? Int(info.st_size) : 0
+  }
+}

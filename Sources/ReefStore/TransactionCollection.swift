@@ -1,0 +1,472 @@
+import CLMDB
+import ReefBSON
+import ReefQuery
+
+/// What a query did: the index it used (or a collection scan) and how much it read.
+public struct Explain: Sendable, CustomStringConvertible {
+  /// The index used, or nil for a full collection scan.
+  public var index: String?
+  /// Index keys read.
+  public var keysExamined: Int
+  /// Documents read and tested.
+  public var documentsExamined: Int
+  /// Documents returned.
+  public var returned: Int
+
+  public var description: String {
+    "\(index.map { "IXSCAN \($0)" } ?? "COLLSCAN"): \(keysExamined) keys and \(documentsExamined) documents examined, \(returned) returned"
+  }
+}
+
+/// The result of an update or replace.
+public struct UpdateResult: Sendable, Equatable {
+  /// Documents that matched the filter.
+  public var matched: Int
+  /// Documents that changed.
+  public var modified: Int
+  /// The `_id` of the document an upsert inserted.
+  public var upsertedID: BSON?
+}
+
+/// A collection seen through one transaction. Every method reads or writes in that transaction;
+/// documents returned are copies that stay valid after it ends.
+public struct TransactionCollection {
+  let transaction: Transaction
+  /// The collection's name.
+  public let name: String
+
+  var lmdb: LMDBTransaction { transaction.lmdb }
+
+  // MARK: Reading
+
+  /// The documents that match `filter`, after sort, skip, limit and projection.
+  public func find(_ filter: Document = Document(), options: FindOptions = FindOptions()) throws(StoreError)
+    -> [Document]
+  {
+    try find(query: compile(filter), options: options).documents
+  }
+
+  /// The documents that match a Realm-style predicate, with its SORT, DISTINCT and LIMIT.
+  public func find(predicate: String, arguments: [BSON] = [], options: FindOptions = FindOptions()) throws(StoreError)
+    -> [Document]
+  {
+    let query: Query
+    do {
+      query = try Query(predicate: predicate, arguments: arguments)
+    } catch {
+      throw StoreError(.invalidQuery, error.description)
+    }
+    return try find(query: query, options: options).documents
+  }
+
+  /// The documents that match a compiled query (a filter or a predicate), with its own SORT,
+  /// DISTINCT and LIMIT and then the options.
+  public func find(_ query: Query, options: FindOptions = FindOptions()) throws(StoreError) -> [Document] {
+    try find(query: query, options: options).documents
+  }
+
+  /// The first document that matches, in input order (or sorted by `sort`).
+  public func findOne(_ filter: Document = Document(), sort: SortSpecification? = nil) throws(StoreError) -> Document? {
+    try find(filter, options: FindOptions(sort: sort, limit: 1)).first
+  }
+
+  /// How many documents match.
+  public func count(_ filter: Document = Document()) throws(StoreError) -> Int {
+    if filter.isEmpty {
+      guard let info = try transaction.info(name, create: false),
+        let documents = try transaction.database(info.documentsName, create: false)
+      else { return 0 }
+      return try lmdb.count(documents)
+    }
+    return try find(query: compile(filter), options: FindOptions()).documents.count
+  }
+
+  /// The distinct values at `key` among the matching documents (array elements count one by
+  /// one), in MongoDB's order.
+  public func distinct(_ key: String, filter: Document = Document()) throws(StoreError) -> [BSON] {
+    let spec = try IndexSpecification(keys: ["\(key)": 1] as Document, name: "distinct")
+    var values: [BSON] = []
+    for document in try find(filter) {
+      for entry in try spec.entries(for: document) {
+        let value = entry[0]
+        if case .undefined = value { continue }
+        if case .null = value, document[key] == nil { continue }
+        if !values.contains(where: { compareBSON($0, value) == 0 }) { values.append(value) }
+      }
+    }
+    return values.sorted { compareBSON($0, $1) < 0 }
+  }
+
+  /// How the query would run, after running it.
+  public func explain(_ filter: Document = Document(), options: FindOptions = FindOptions()) throws(StoreError)
+    -> Explain
+  {
+    try find(query: compile(filter), options: options).explain
+  }
+
+  func compile(_ filter: Document) throws(StoreError) -> Query {
+    do {
+      return try Query(filter: filter)
+    } catch {
+      throw StoreError(.invalidQuery, error.description)
+    }
+  }
+
+  /// Runs a query: through the best index for it, or a scan of the whole collection.
+  func find(query: Query, options: FindOptions) throws(StoreError) -> (documents: [Document], explain: Explain) {
+    guard let info = try transaction.info(name, create: false),
+      let documentsDB = try transaction.database(info.documentsName, create: false)
+    else { return ([], Explain(index: nil, keysExamined: 0, documentsExamined: 0, returned: 0)) }
+    var matches: [Document] = []
+    var matchKeys: [[UInt8]] = []
+    var explain = Explain(index: nil, keysExamined: 0, documentsExamined: 0, returned: 0)
+    let test = { (bytes: UnsafeRawBufferPointer, primaryKey: UnsafeRawBufferPointer?) throws(StoreError) in
+      explain.documentsExamined += 1
+      let view: Document
+      do {
+        view = try Document(bytesNoCopy: bytes, owner: nil)
+      } catch {
+        throw StoreError(.corrupt, "a stored document of \(name) is damaged: \(error)")
+      }
+      if query.matches(view) {
+        matches.append(view.copy())
+        if let primaryKey { matchKeys.append(Array(primaryKey)) }
+      }
+    }
+    if let plan = Planner.plan(query.node, indexes: info.indexes),
+      let indexDB = try transaction.database(info.indexName(plan.index), create: false)
+    {
+      explain.index = plan.index.name
+      var seen = Set<[UInt8]>()
+      for range in plan.ranges {
+        try lmdb.scan(indexDB, from: range.start) { key, primary throws(StoreError) in
+          explain.keysExamined += 1
+          switch range.step(key) {
+          case .stop: return false
+          case .skip: return true
+          case .take: break
+          }
+          let primaryKey = Array(primary)
+          guard seen.insert(primaryKey).inserted else { return true }
+          if let bytes = try lmdb.get(documentsDB, primaryKey) { try test(bytes, primary) }
+          return true
+        }
+      }
+      // Keys come in index order; results keep the collection's natural order (by _id).
+      let order = matchKeys.indices.sorted { matchKeys[$0].lexicographicallyPrecedes(matchKeys[$1]) }
+      matches = order.map { matches[$0] }
+    } else {
+      try lmdb.scan(documentsDB) { _, bytes throws(StoreError) in
+        try test(bytes, nil)
+        return true
+      }
+    }
+    let results = query.find(in: matches, options: options)
+    explain.returned = results.count
+    return (results, explain)
+  }
+
+  /// The indexes, the `_id` index first, as MongoDB lists them.
+  public func listIndexes() throws(StoreError) -> [Document] {
+    guard let info = try transaction.info(name, create: false) else { return [] }
+    return [IndexSpecification.primary] + info.indexes.map(\.document)
+  }
+
+  // MARK: Writing
+
+  /// Inserts a document and returns its `_id`, generated as an ObjectId (and placed first) when
+  /// missing. Throws for a duplicate `_id` or unique key, naming the collection and the key.
+  @discardableResult
+  public func insert(_ document: Document) throws(StoreError) -> BSON {
+    try transaction.requireWritable()
+    var info = try transaction.info(name, create: true)!
+    let (stored, id) = try prepare(document)
+    try put(stored, id: id, info: &info, replacing: nil)
+    return id
+  }
+
+  /// Inserts documents in order; the first failure throws and, as the transaction rolls back,
+  /// none of them is stored.
+  @discardableResult
+  public func insertMany(_ documents: some Sequence<Document>) throws(StoreError) -> [BSON] {
+    var ids: [BSON] = []
+    for document in documents { ids.append(try insert(document)) }
+    return ids
+  }
+
+  /// Replaces the first matching document (keeping its `_id`); with `upsert`, inserts the
+  /// replacement when nothing matches.
+  @discardableResult
+  public func replaceOne(_ filter: Document, with replacement: Document, upsert: Bool = false) throws(StoreError)
+    -> UpdateResult
+  {
+    try transaction.requireWritable()
+    if replacement.contains(where: { $0.key.hasPrefix("$") }) {
+      throw StoreError(.invalidQuery, "a replacement document cannot contain update operators")
+    }
+    guard let old = try find(filter, options: FindOptions(limit: 1)).first else {
+      guard upsert else { return UpdateResult(matched: 0, modified: 0, upsertedID: nil) }
+      var seeded = replacement
+      if seeded["_id"] == nil, let id = Update.upsertSeed(from: filter)["_id"] { seeded = withID(seeded, id) }
+      return UpdateResult(matched: 0, modified: 0, upsertedID: try insert(seeded))
+    }
+    let id = old["_id"]!
+    if let newID = replacement["_id"], compareBSON(newID, id) != 0 {
+      throw StoreError(.invalidQuery, "replacing a document cannot change its _id (from \(id) to \(newID))")
+    }
+    var info = try transaction.info(name, create: true)!
+    let (stored, _) = try prepare(withID(replacement, id))
+    if stored == old { return UpdateResult(matched: 1, modified: 0, upsertedID: nil) }
+    try put(stored, id: id, info: &info, replacing: old)
+    return UpdateResult(matched: 1, modified: 1, upsertedID: nil)
+  }
+
+  /// Applies an update document (`$set`, `$inc`, `$push`, …) to the first matching document;
+  /// with `upsert`, to a new document seeded from the filter's equalities when none matches.
+  @discardableResult
+  public func updateOne(_ filter: Document, _ update: Document, upsert: Bool = false) throws(StoreError) -> UpdateResult
+  {
+    try self.update(filter, update, upsert: upsert, many: false)
+  }
+
+  /// Applies an update document to every matching document.
+  @discardableResult
+  public func updateMany(_ filter: Document, _ update: Document, upsert: Bool = false) throws(StoreError)
+    -> UpdateResult
+  {
+    try self.update(filter, update, upsert: upsert, many: true)
+  }
+
+  func update(_ filter: Document, _ updateDocument: Document, upsert: Bool, many: Bool) throws(StoreError)
+    -> UpdateResult
+  {
+    try transaction.requireWritable()
+    let update: Update
+    do {
+      update = try Update(updateDocument)
+    } catch {
+      throw StoreError(.invalidQuery, error.description)
+    }
+    let targets = try find(filter, options: FindOptions(limit: many ? nil : 1))
+    if targets.isEmpty {
+      guard upsert else { return UpdateResult(matched: 0, modified: 0, upsertedID: nil) }
+      let seed = Update.upsertSeed(from: filter)
+      let inserted: Document
+      do {
+        inserted = try update.apply(to: seed, isInsert: true)
+      } catch {
+        throw StoreError(.invalidQuery, error.description)
+      }
+      return UpdateResult(matched: 0, modified: 0, upsertedID: try insert(inserted))
+    }
+    var info = try transaction.info(name, create: true)!
+    var modified = 0
+    for old in targets {
+      let new: Document
+      do {
+        new = try update.apply(to: old)
+      } catch {
+        throw StoreError(.invalidQuery, error.description)
+      }
+      guard new != old else { continue }
+      let id = old["_id"]!
+      guard let newID = new["_id"], compareBSON(newID, id) == 0 else {
+        throw StoreError(.invalidQuery, "an update cannot change _id (\(id))")
+      }
+      let (stored, _) = try prepare(new)
+      try put(stored, id: id, info: &info, replacing: old)
+      modified += 1
+    }
+    return UpdateResult(matched: targets.count, modified: modified, upsertedID: nil)
+  }
+
+  /// Deletes the first matching document; returns how many were deleted (0 or 1).
+  @discardableResult
+  public func deleteOne(_ filter: Document) throws(StoreError) -> Int {
+    try delete(filter, limit: 1)
+  }
+
+  /// Deletes every matching document; returns how many.
+  @discardableResult
+  public func deleteMany(_ filter: Document) throws(StoreError) -> Int {
+    try delete(filter, limit: nil)
+  }
+
+  func delete(_ filter: Document, limit: Int?) throws(StoreError) -> Int {
+    try transaction.requireWritable()
+    guard let info = try transaction.info(name, create: false),
+      let documentsDB = try transaction.database(info.documentsName, create: false)
+    else { return 0 }
+    let targets = try find(filter, options: FindOptions(limit: limit))
+    for old in targets {
+      let id = old["_id"]!
+      try lmdb.delete(documentsDB, KeyEncoding.encode([id]))
+      try removeIndexEntries(old, id: id, info: info)
+    }
+    return targets.count
+  }
+
+  /// Removes the collection, its documents and its indexes. Returns whether it existed.
+  @discardableResult
+  public func drop() throws(StoreError) -> Bool {
+    try transaction.requireWritable()
+    guard let info = try transaction.info(name, create: false) else { return false }
+    for database in [info.documentsName] + info.indexes.map(info.indexName) {
+      if let handle = try transaction.database(database, create: false) {
+        try lmdb.drop(handle)
+        transaction.store.forgetHandle(database)
+      }
+    }
+    try transaction.removeFromCatalog(name)
+    return true
+  }
+
+  /// Creates an index and builds it from the documents already stored. Creating an index that
+  /// exists with the same specification does nothing; the same name with another specification
+  /// is an error.
+  public func createIndex(_ index: IndexSpecification) throws(StoreError) {
+    try transaction.requireWritable()
+    var info = try transaction.info(name, create: true)!
+    if let existing = info.indexes.first(where: { $0.name == index.name }) {
+      if existing == index { return }
+      throw StoreError(.index, "an index named \(index.name) already exists on \(name) with another specification")
+    }
+    let indexDB = try transaction.database(info.indexName(index), create: true)!
+    if let documentsDB = try transaction.database(info.documentsName, create: false) {
+      try lmdb.scan(documentsDB) { _, bytes throws(StoreError) in
+        let document: Document
+        do {
+          document = try Document(bytesNoCopy: bytes, owner: nil)
+        } catch {
+          throw StoreError(.corrupt, "a stored document of \(name) is damaged: \(error)")
+        }
+        try addEntries(document, id: document["_id"] ?? .null, index: index, database: indexDB)
+        return true
+      }
+    }
+    info.indexes.append(index)
+    try transaction.save(info)
+  }
+
+  /// Creates an index from a key document: `createIndex(["address.city": 1])`.
+  public func createIndex(_ keys: Document, name: String? = nil, unique: Bool = false, sparse: Bool = false)
+    throws(StoreError)
+  {
+    try createIndex(IndexSpecification(keys: keys, name: name, unique: unique, sparse: sparse))
+  }
+
+  /// Drops an index by name. Returns whether it existed.
+  @discardableResult
+  public func dropIndex(_ indexName: String) throws(StoreError) -> Bool {
+    try transaction.requireWritable()
+    guard indexName != "_id_" else { throw StoreError(.index, "the _id index cannot be dropped") }
+    guard var info = try transaction.info(name, create: false),
+      let position = info.indexes.firstIndex(where: { $0.name == indexName })
+    else { return false }
+    let index = info.indexes.remove(at: position)
+    if let handle = try transaction.database(info.indexName(index), create: false) {
+      try lmdb.drop(handle)
+      transaction.store.forgetHandle(info.indexName(index))
+    }
+    try transaction.save(info)
+    return true
+  }
+
+  // MARK: Storing
+
+  /// Checks a document for storage and gives it an `_id` (first) when it has none.
+  func prepare(_ document: Document) throws(StoreError) -> (Document, BSON) {
+    var stored = document
+    let id: BSON
+    if let existing = document["_id"] {
+      switch existing {
+      case .array, .regex, .undefined:
+        throw StoreError(.invalidDocument, "_id cannot be of type \(existing.type.name) (collection \(name))")
+      default: id = existing
+      }
+    } else {
+      id = .objectId(ObjectId())
+      stored = withID(document, id)
+    }
+    // Validated again here: a document built in memory has not been checked for depth or size.
+    do {
+      _ = try stored.withUnsafeBytes { bytes throws(BSONError) in try Document(bytesNoCopy: bytes, owner: nil) }
+    } catch {
+      throw StoreError(.invalidDocument, "the document cannot be stored in \(name): \(error)")
+    }
+    return (stored, id)
+  }
+
+  func withID(_ document: Document, _ id: BSON) -> Document {
+    var builder = DocumentBuilder(capacity: document.byteCount + 32)
+    builder.append("_id", id)
+    for element in document where element.key != "_id" { builder.append(element.key, element.value) }
+    return builder.document
+  }
+
+  /// Writes a document and its index entries; `replacing` is the stored version it replaces.
+  func put(_ document: Document, id: BSON, info: inout CollectionInfo, replacing old: Document?) throws(StoreError) {
+    let documentsDB = try transaction.database(info.documentsName, create: true)!
+    let primaryKey = KeyEncoding.encode([id])
+    if primaryKey.count > 511 {
+      throw StoreError(
+        .invalidDocument, "the _id of a document in \(name) is too large to index (\(primaryKey.count) bytes)")
+    }
+    if let old {
+      try removeIndexEntries(old, id: id, info: info)
+      try lmdb.put(documentsDB, primaryKey, document.bytes)
+    } else if try !lmdb.put(documentsDB, primaryKey, document.bytes, unique: true) {
+      throw StoreError(
+        .duplicateKey, "E11000 duplicate key error collection: \(name) index: _id_ dup key: { _id: \(describe(id)) }")
+    }
+    for index in info.indexes {
+      let indexDB = try transaction.database(info.indexName(index), create: true)!
+      try addEntries(document, id: id, index: index, database: indexDB)
+    }
+  }
+
+  func addEntries(_ document: Document, id: BSON, index: IndexSpecification, database: MDB_dbi) throws(StoreError) {
+    let primaryKey = KeyEncoding.encode([id])
+    for values in try index.entries(for: document) {
+      let key = KeyEncoding.encode(values, descending: index.keys.map { !$0.ascending })
+      if index.unique {
+        if try !lmdb.put(database, key, primaryKey, unique: true) {
+          if let existing = try lmdb.get(database, key), Array(existing) == primaryKey { continue }
+          let shown = zip(index.keys, values).map { "\($0.path): \(describe($1))" }.joined(separator: ", ")
+          throw StoreError(
+            .duplicateKey, "E11000 duplicate key error collection: \(name) index: \(index.name) dup key: { \(shown) }")
+        }
+      } else {
+        try lmdb.put(database, key + primaryKey, primaryKey)
+      }
+    }
+  }
+
+  func removeIndexEntries(_ document: Document, id: BSON, info: CollectionInfo) throws(StoreError) {
+    let primaryKey = KeyEncoding.encode([id])
+    for index in info.indexes {
+      guard let indexDB = try transaction.database(info.indexName(index), create: false) else { continue }
+      for values in (try? index.entries(for: document)) ?? [] {
+        let key = KeyEncoding.encode(values, descending: index.keys.map { !$0.ascending })
+        try lmdb.delete(indexDB, index.unique ? key : key + primaryKey)
+      }
+    }
+  }
+}
+
+/// A value in relaxed Extended JSON, for messages.
+func describe(_ value: BSON) -> String {
+  var builder = DocumentBuilder()
+  builder.append("v", value)
+  let json = builder.document.extendedJSON(.relaxed)
+  guard let colon = json.firstIndex(of: ":") else { return value.type.name }
+  return String(json[json.index(after: colon)...].dropLast().drop { $0 == " " })
+}
+
+extension Document {
+  /// A copy in memory of its own (a view of LMDB's map is valid only inside its transaction).
+  func copy() -> Document {
+    // The bytes were validated when the view was made; copying keeps them as they are.
+    (try? Document(bytes: withUnsafeBytes { Array($0) })) ?? self
+  }
+}

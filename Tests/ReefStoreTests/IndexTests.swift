@@ -1,0 +1,102 @@
+import ReefBSON
+import ReefQuery
+import ReefTestSupport
+import Testing
+
+@testable import ReefStore
+
+@Suite struct IndexTests {
+  @Test func uniqueSparseMultikeyAndParallelArrays() throws {
+    let temporary = try TemporaryStore()
+    let people = temporary.store.collection("people")
+    try people.createIndex(document(#"{"email": 1}"#), unique: true, sparse: true)
+    try people.insert(document(#"{"_id": 1, "email": "a@x"}"#))
+    try people.insert(document(#"{"_id": 2}"#))
+    try people.insert(document(#"{"_id": 3}"#))  // sparse: several documents without an email
+    do {
+      try people.insert(document(#"{"_id": 4, "email": "a@x"}"#))
+      Issue.record("a duplicate unique key was accepted")
+    } catch let error as StoreError {
+      #expect(error.kind == .duplicateKey)
+      #expect(error.message.contains("email_1") && error.message.contains("a@x"), "\(error)")
+    }
+    #expect(try people.count() == 3)
+
+    try people.createIndex(document(#"{"tags": 1, "n": 1}"#))
+    try people.insert(document(#"{"_id": 5, "tags": ["a", "b"], "n": 1}"#))
+    do {
+      try people.createIndex(document(#"{"tags": 1, "list": 1}"#))
+      try people.insert(document(#"{"_id": 6, "tags": ["a"], "list": [1, 2]}"#))
+      Issue.record("parallel arrays were indexed")
+    } catch let error as StoreError {
+      #expect(error.message.contains("parallel arrays"), "\(error)")
+    }
+    let explain = try people.explain(document(#"{"tags": "b"}"#))
+    #expect(explain.index == "tags_1_n_1")
+    #expect(explain.returned == 1)
+    #expect(try people.listIndexes().map { $0["name"]! } == ["_id_", "email_1", "tags_1_n_1", "tags_1_list_1"])
+    #expect(try people.dropIndex("email_1"))
+    #expect(try people.insert(document(#"{"_id": 7, "email": "a@x"}"#)) == 7)
+  }
+
+  @Test func indexesAreBuiltFromExistingDocumentsAndUsedForRangesAndIn() throws {
+    let temporary = try TemporaryStore()
+    let numbers = temporary.store.collection("numbers")
+    try numbers.insertMany(
+      try (0..<200).map { try document(#"{"_id": \#($0), "v": \#($0 % 50), "s": "k\#($0 % 7)"}"#) })
+    try numbers.createIndex(document(#"{"v": 1}"#))
+    let range = try numbers.explain(document(#"{"v": {"$gte": 45}}"#))
+    #expect(range.index == "v_1")
+    #expect(range.returned == 20)
+    #expect(range.documentsExamined == 20)
+    let below = try numbers.explain(document(#"{"v": {"$lt": 2}}"#))
+    #expect(below.returned == 8 && below.documentsExamined == 8)
+    let list = try numbers.explain(document(#"{"v": {"$in": [3, 4.0, {"$numberLong": "5"}]}}"#))
+    #expect(list.returned == 12 && list.documentsExamined == 12)
+    let scan = try numbers.explain(document(#"{"s": "k1"}"#))
+    #expect(scan.index == nil && scan.documentsExamined == 200)
+  }
+
+  /// Every query spec case gives the same results with indexes on its fields as without.
+  @Test(arguments: loadQuerySpecs().map(\.name))
+  func resultsAreIdenticalWithAndWithoutIndexes(_ name: String) throws {
+    let file = try #require(loadQuerySpecs().first { $0.name == name })
+    let temporary = try TemporaryStore()
+    let plain = temporary.store.collection("plain")
+    let indexed = temporary.store.collection("indexed")
+    try plain.insertMany(file.documents)
+    try indexed.insertMany(file.documents)
+    var paths = Set<String>()
+    for testCase in file.cases {
+      guard let filter = testCase.filter else { continue }
+      collectPaths(filter, into: &paths)
+    }
+    for path in paths.sorted() {
+      // Parallel arrays cannot be indexed together; single-field indexes always can.
+      try indexed.createIndex(Document([(path, .int32(1))]))
+    }
+    var usedIndex = 0
+    for testCase in file.cases where testCase.error == nil {
+      guard let filter = testCase.filter else { continue }
+      var options = FindOptions(skip: testCase.skip, limit: testCase.limit)
+      if let sort = testCase.sort { options.sort = try SortSpecification(sort) }
+      let expected = try plain.find(filter, options: options)
+      let found = try indexed.find(filter, options: options)
+      #expect(found == expected, "\(testCase.name)")
+      if try indexed.explain(filter).index != nil { usedIndex += 1 }
+    }
+    print("\(name): \(usedIndex) filters ran through an index")
+  }
+
+  func collectPaths(_ filter: Document, into paths: inout Set<String>) {
+    for element in filter {
+      if element.key.hasPrefix("$") {
+        if case .array(let children) = element.value {
+          for case .document(let child) in children { collectPaths(child, into: &paths) }
+        }
+      } else if !element.key.isEmpty {
+        paths.insert(element.key)
+      }
+    }
+  }
+}
