@@ -161,6 +161,46 @@ struct DocumentTests {
       var builder = DocumentBuilder()
       builder.append("a\0b", 1)
     }
+    // Keys are checked word by word while they are copied: a zero in the last byte of a long key.
+    await #expect(processExitsWith: .failure) {
+      var builder = DocumentBuilder()
+      builder.appendDocument("abcdefghijklmnopq\0") { $0.appendNull("x") }
+    }
+  }
+
+  @Test func keysOfEveryShortLengthAreCopiedExactly() throws {
+    // The key copy works in 1-, 4- and 8-byte pieces that overlap; every length up to 40.
+    var builder = DocumentBuilder(capacity: 16)
+    var expected: [(String, BSON)] = []
+    for length in 0...40 {
+      let key = String((0..<length).map { Character(UnicodeScalar(UInt8(0x41 + ($0 * 7 + length) % 26))) })
+      builder.append(key, Int32(length))
+      expected.append((key, .int32(Int32(length))))
+    }
+    let built = builder.document
+    #expect(try Document(bytes: built.bytes) == built)
+    #expect(built == Document(expected))
+    #expect(built.map(\.key) == expected.map(\.0))
+  }
+
+  @Test func throwingNestedBuildKeepsTheDocumentValid() throws {
+    struct Stop: Error {}
+    var builder = DocumentBuilder()
+    #expect(throws: Stop.self) {
+      try builder.appendDocument("d") { d throws(Stop) in
+        d.append("a", Int32(1))
+        throw Stop()
+      }
+    }
+    #expect(throws: Stop.self) {
+      try builder.appendArray("list") { list throws(Stop) in
+        list.append(.int32(2))
+        throw Stop()
+      }
+    }
+    builder.append("after", true)
+    let built = builder.document
+    #expect(try Document(bytes: built.bytes) == ["d": ["a": 1], "list": [2], "after": true])
   }
 }
 
