@@ -61,6 +61,60 @@ struct DocumentTests {
     #expect(tags[-1] == nil)
   }
 
+  @Test func pathLookupFindsKeysOfEveryLengthAndScript() throws {
+    // Keys are scanned eight bytes at a time, with a shortcut that non-ASCII bytes must not fool;
+    // regular expressions are skipped the same way. Every key must still be found, in order.
+    var pairs: [(String, BSON)] = []
+    for length in 1...20 {
+      pairs.append((String(repeating: "k", count: length - 1) + "\(length % 10)", .int32(Int32(length))))
+    }
+    let unusual = [
+      "cl\u{e9}", "\u{444}\u{430}\u{439}\u{43b}", "\u{65e5}\u{672c}\u{8a9e}\u{30ad}\u{30fc}", "\u{80}x", "x\u{1F600}y",
+    ]
+    for (i, key) in unusual.enumerated() {
+      pairs.append((key, .string("v\(i)")))
+      pairs.append(("re\(i)", .regex(BSONRegularExpression(pattern: "^\(key).*$", options: "i"))))
+    }
+    pairs.append(("nested", .document(["\u{e9}t\u{e9}": ["list": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]]])))
+    let doc = try Document(bytes: Document(pairs).bytes)
+    for (key, value) in pairs where !key.contains(".") {
+      #expect(doc[key] == value, "key \(String(reflecting: key))")
+      #expect(doc.element(atPath: key)?.equals(value) == true, "key \(String(reflecting: key))")
+    }
+    #expect(doc["nested.\u{e9}t\u{e9}.list.11"] == 12)
+    #expect(doc["nested.\u{e9}t\u{e9}.list.12"] == nil)
+    #expect(doc["cl\u{e9}x"] == nil)
+    #expect(doc["\u{80}"] == nil)
+  }
+
+  @Test func elementEqualsAgreesWithDecodedEquality() throws {
+    let id = ObjectId("64b7f1a2c3d4e5f601234567")!
+    let values: [BSON] = [
+      .double(1.5), .double(-0.0), .double(0.0), .double(.nan), .string(""), .string("abc"), .string("caf\u{e9}"),
+      .string("cafe\u{301}"), .string("K"), .string("\u{212A}"), .document(["a": 1]), .document([:]),
+      .array([1, "x"]), .array([]), .binary(Binary(data: [1, 2])), .undefined, .objectId(id),
+      .objectId(ObjectId("64b7f1a2c3d4e5f601234568")!), .bool(true), .bool(false),
+      .datetime(BSONDateTime(millisecondsSinceEpoch: -5)), .null,
+      .regex(BSONRegularExpression(pattern: "a", options: "i")), .dbPointer(DBPointer(ref: "db.c", id: id)),
+      .javascript("f()"), .symbol("abc"), .javascriptWithScope(JavaScriptWithScope(code: "x", scope: ["y": 1])),
+      .int32(7), .int32(-7), .timestamp(BSONTimestamp(timestamp: 1, increment: 2)),
+      .timestamp(BSONTimestamp(timestamp: 2, increment: 1)), .int64(7), .decimal128(Decimal128(high: 1, low: 2)),
+      .decimal128(Decimal128(high: 2, low: 1)), .minKey, .maxKey,
+    ]
+    let doc = Document(values.enumerated().map { ("v\($0.offset)", $0.element) })
+    for element in doc {
+      for value in values {
+        #expect(
+          element.equals(value) == (element.value == value),
+          "\(element.key) (\(element.value)) against \(value)")
+      }
+    }
+    // Canonically equivalent strings are equal as Swift strings, so equals says so too.
+    #expect(doc.element(atPath: "v6")?.equals("cafe\u{301}") == true)
+    #expect(doc.element(atPath: "v9")?.equals("\u{212A}") == true)
+    #expect(doc.element(atPath: "v8")?.equals("k") == false)
+  }
+
   @Test func keyWithDotIsReachableByExactKey() {
     let doc: Document = ["a.b": 1, "a": ["b": 2]]
     #expect(doc.value(forKey: "a.b") == 1)
