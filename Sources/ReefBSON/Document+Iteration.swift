@@ -211,6 +211,36 @@ func keyTerminator(_ base: UnsafeRawPointer, from start: Int, end: Int) -> Int {
   return p
 }
 
+/// Whether the `count` bytes at `a` and at `b` are equal: inline overlapping word compares for
+/// the short keys of a path (a `memcmp` call costs more than the compare).
+@inlinable @inline(__always)
+func bytesEqual(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ count: Int) -> Bool {
+  // Safe: every load below lies inside the `count` bytes of both sides, as in copyNonZeroBytes.
+  if count >= 8 {
+    var i = 0
+    while i &+ 8 <= count {
+      if a.loadUnaligned(fromByteOffset: i, as: UInt64.self) != b.loadUnaligned(fromByteOffset: i, as: UInt64.self) {
+        return false
+      }
+      i &+= 8
+    }
+    return i == count
+      || a.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
+        == b.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
+  }
+  if count >= 4 {
+    return a.loadUnaligned(as: UInt32.self) == b.loadUnaligned(as: UInt32.self)
+      && a.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self)
+        == b.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self)
+  }
+  if count > 0 {
+    return a.load(as: UInt8.self) == b.load(as: UInt8.self)
+      && a.load(fromByteOffset: count &>> 1, as: UInt8.self) == b.load(fromByteOffset: count &>> 1, as: UInt8.self)
+      && a.load(fromByteOffset: count &- 1, as: UInt8.self) == b.load(fromByteOffset: count &- 1, as: UInt8.self)
+  }
+  return true
+}
+
 extension BSON {
   /// ``valueLength(type:at:)`` for a value at offset `value` from `base` in a validated document
   /// whose terminator is at `end`: a regular expression's two C strings are scanned eight bytes at
@@ -257,7 +287,7 @@ extension Document {
       let valueLength = BSON.valueLength(type: type, in: base, at: value, end: end)
       if keyEnd &- keyStart == keyCount
         && (keyCount == 0
-          || (base.byte(keyStart) == first && memcmp(base + keyStart, key.baseAddress!, keyCount) == 0))
+          || (base.byte(keyStart) == first && bytesEqual(base + keyStart, key.baseAddress!, keyCount)))
       {
         return (type, keyStart, value, valueLength)
       }

@@ -87,6 +87,38 @@ struct DocumentTests {
     #expect(doc["\u{80}"] == nil)
   }
 
+  @Test func pathLookupTellsApartKeysThatDifferInOneByte() throws {
+    // Same length, same first byte: the key compare must look at every byte.
+    for length in 2...20 {
+      var pairs: [(String, BSON)] = []
+      for position in 1..<length {
+        var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+        bytes[position] = UInt8(ascii: "b")
+        pairs.append((String(decoding: bytes, as: UTF8.self), .int32(Int32(position))))
+      }
+      let doc = Document(pairs)
+      for (key, value) in pairs {
+        #expect(doc[key] == value, "\(key)")
+      }
+      #expect(doc[String(repeating: "a", count: length)] == nil)
+    }
+  }
+
+  @Test func pathLookupFindsKeysNearTheEndOfSmallDocuments() throws {
+    // The last few bytes before a document's terminator are scanned as one shifted word.
+    for length in 0...12 {
+      let key = String(repeating: "z", count: length)
+      for last: BSON in [.null, .bool(true), .int32(3), .string("")] {
+        let inner = Document([(key, last)])
+        let doc = try Document(bytes: Document([("a", .int32(1)), ("d", .document(inner)), (key, last)]).bytes)
+        #expect(doc.element(forKey: key)?.equals(last) == true, "key of length \(length), \(last)")
+        #expect(inner.element(forKey: key)?.equals(last) == true, "alone, key of length \(length), \(last)")
+        if length > 0 { #expect(doc["d.\(key)"] == last, "nested key of length \(length), \(last)") }
+        #expect(doc.element(forKey: key + "z") == nil)
+      }
+    }
+  }
+
   @Test func elementEqualsAgreesWithDecodedEquality() throws {
     let id = ObjectId("64b7f1a2c3d4e5f601234567")!
     let values: [BSON] = [
