@@ -52,6 +52,7 @@ PAIRS = [
     ("1b validate vs bson_validate", "validate", "reef-bytesNoCopy", "libbson-bson_validate", 5.0, "bson"),
     ("2 dotted path + compare", "path", "reef-subscript", "libbson-find_descendant", 2.0, None),
     ("2 dotted path + compare", "path", "reef-element", "libbson-find_descendant", 2.0, None),
+    ("2 dotted path + compare", "path", "reef-equals", "libbson-find_descendant", 2.0, None),
     ("3 build", "build", "reef-DocumentBuilder", "libbson-bson_append", 2.0, "bson"),
     ("(build from an op list, no goal)", "build-program", "reef-DocumentBuilder", "libbson-bson_append", None, "bson"),
     ("4a BSON -> canonical EJSON", "ejson-canonical", "reef-extendedJSON",

@@ -7,33 +7,33 @@ public struct BSONType: RawRepresentable, Hashable, Sendable, CustomStringConver
   public let rawValue: UInt8
 
   /// Creates a type from its byte; any byte is accepted, ``isKnown`` says whether the spec defines it.
-  public init(rawValue: UInt8) { self.rawValue = rawValue }
+  @inlinable public init(rawValue: UInt8) { self.rawValue = rawValue }
 
-  public static let double = BSONType(rawValue: 0x01)
-  public static let string = BSONType(rawValue: 0x02)
-  public static let document = BSONType(rawValue: 0x03)
-  public static let array = BSONType(rawValue: 0x04)
-  public static let binary = BSONType(rawValue: 0x05)
+  @inlinable public static var double: BSONType { BSONType(rawValue: 0x01) }
+  @inlinable public static var string: BSONType { BSONType(rawValue: 0x02) }
+  @inlinable public static var document: BSONType { BSONType(rawValue: 0x03) }
+  @inlinable public static var array: BSONType { BSONType(rawValue: 0x04) }
+  @inlinable public static var binary: BSONType { BSONType(rawValue: 0x05) }
   /// Deprecated.
-  public static let undefined = BSONType(rawValue: 0x06)
-  public static let objectId = BSONType(rawValue: 0x07)
-  public static let bool = BSONType(rawValue: 0x08)
-  public static let datetime = BSONType(rawValue: 0x09)
-  public static let null = BSONType(rawValue: 0x0A)
-  public static let regex = BSONType(rawValue: 0x0B)
+  @inlinable public static var undefined: BSONType { BSONType(rawValue: 0x06) }
+  @inlinable public static var objectId: BSONType { BSONType(rawValue: 0x07) }
+  @inlinable public static var bool: BSONType { BSONType(rawValue: 0x08) }
+  @inlinable public static var datetime: BSONType { BSONType(rawValue: 0x09) }
+  @inlinable public static var null: BSONType { BSONType(rawValue: 0x0A) }
+  @inlinable public static var regex: BSONType { BSONType(rawValue: 0x0B) }
   /// Deprecated.
-  public static let dbPointer = BSONType(rawValue: 0x0C)
-  public static let javascript = BSONType(rawValue: 0x0D)
+  @inlinable public static var dbPointer: BSONType { BSONType(rawValue: 0x0C) }
+  @inlinable public static var javascript: BSONType { BSONType(rawValue: 0x0D) }
   /// Deprecated.
-  public static let symbol = BSONType(rawValue: 0x0E)
+  @inlinable public static var symbol: BSONType { BSONType(rawValue: 0x0E) }
   /// Deprecated.
-  public static let javascriptWithScope = BSONType(rawValue: 0x0F)
-  public static let int32 = BSONType(rawValue: 0x10)
-  public static let timestamp = BSONType(rawValue: 0x11)
-  public static let int64 = BSONType(rawValue: 0x12)
-  public static let decimal128 = BSONType(rawValue: 0x13)
-  public static let minKey = BSONType(rawValue: 0xFF)
-  public static let maxKey = BSONType(rawValue: 0x7F)
+  @inlinable public static var javascriptWithScope: BSONType { BSONType(rawValue: 0x0F) }
+  @inlinable public static var int32: BSONType { BSONType(rawValue: 0x10) }
+  @inlinable public static var timestamp: BSONType { BSONType(rawValue: 0x11) }
+  @inlinable public static var int64: BSONType { BSONType(rawValue: 0x12) }
+  @inlinable public static var decimal128: BSONType { BSONType(rawValue: 0x13) }
+  @inlinable public static var minKey: BSONType { BSONType(rawValue: 0xFF) }
+  @inlinable public static var maxKey: BSONType { BSONType(rawValue: 0x7F) }
 
   /// Whether the BSON specification defines this type byte.
   public var isKnown: Bool {

@@ -140,24 +140,19 @@ struct BSONWriter {
 
   /// Writes a key or regex C string. Precondition: no zero byte inside.
   @inlinable @inline(__always) mutating func cString(_ s: String) {
-    var s = s
-    s.withUTF8 { u in
+    withUTF8Bytes(of: s) { u in
       let n = u.count
       let p = reserve(n &+ 1)
-      if n > 0 { p.copyMemory(from: u.baseAddress!, byteCount: n) }
+      if _slowPath(!copyNonZeroBytes(to: p, from: UnsafeRawBufferPointer(u))) { zeroByteInCString(u) }
+      // Safe: n + 1 bytes were reserved.
       p.storeBytes(of: 0, toByteOffset: n, as: UInt8.self)
-      precondition(
-        n == 0 || memchr(u.baseAddress!, 0, n) == nil,
-        "BSON keys and regular expressions cannot contain a zero byte: \(String(reflecting: String(decoding: u, as: UTF8.self)))"
-      )
       advance(n &+ 1)
     }
   }
 
   /// Writes an int32 length, the UTF-8 bytes and a zero.
   @inlinable @inline(__always) mutating func string(_ s: String) {
-    var s = s
-    s.withUTF8 { u in
+    withUTF8Bytes(of: s) { u in
       let n = u.count
       let p = reserve(n &+ 5)
       p.storeBytes(of: Int32(n &+ 1).littleEndian, as: Int32.self)
@@ -173,15 +168,12 @@ struct BSONWriter {
   mutating func element(
     _ type: BSONType, _ key: String, valueCount: Int, _ body: (UnsafeMutableRawPointer) -> Void
   ) {
-    var key = key
-    key.withUTF8 { u in
+    withUTF8Bytes(of: key) { u in
       let n = u.count
       let p = reserve(n &+ 2 &+ valueCount)
       p.storeBytes(of: type.rawValue, as: UInt8.self)
-      if n > 0 {
-        (p + 1).copyMemory(from: u.baseAddress!, byteCount: n)
-        precondition(memchr(u.baseAddress!, 0, n) == nil, "BSON keys cannot contain a zero byte")
-      }
+      // Safe: n + 2 + valueCount bytes were reserved.
+      if _slowPath(!copyNonZeroBytes(to: p + 1, from: UnsafeRawBufferPointer(u))) { zeroByteInCString(u) }
       // Safe: n + 2 + valueCount bytes were reserved.
       p.storeBytes(of: 0, toByteOffset: n &+ 1, as: UInt8.self)
       body(p + (n &+ 2))
@@ -193,6 +185,13 @@ struct BSONWriter {
   @inlinable @inline(__always) mutating func header(_ type: BSONType, _ key: String) {
     byte(type.rawValue)
     cString(key)
+  }
+
+  /// Writes a type byte, a key and a placeholder int32 length in one reservation, and returns the
+  /// offset of the length (for ``endDocument(_:)``). Precondition: the key has no zero byte.
+  @inlinable @inline(__always) mutating func beginEmbedded(_ type: BSONType, _ key: String) -> Int {
+    element(type, key, valueCount: 4) { $0.storeBytes(of: 0, as: Int32.self) }
+    return count &- 4
   }
 
   /// Reserves an int32 length and returns where it is.
@@ -265,20 +264,68 @@ struct BSONWriter {
   }
 }
 
-extension WriteBuffer {
-  /// A buffer that is never written: a placeholder while a nested builder holds the real one.
-  @usableFromInline nonisolated(unsafe) static let placeholder = WriteBuffer(capacity: 16)
+/// Calls `body` with the UTF-8 bytes of `string`, without the copy (and retain) that the mutating
+/// `String.withUTF8` needs when the string is already contiguous UTF-8, as native strings are.
+@inlinable @inline(__always)
+func withUTF8Bytes<R>(of string: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+  if let result = string.utf8.withContiguousStorageIfAvailable(body) { return result }
+  var string = string
+  return string.withUTF8(body)
+}
+
+/// Copies `bytes` to `destination` and returns whether none of them is zero. The zero check
+/// rides on the copy's word loads (no second pass over the bytes, no `memchr` call): keys are
+/// short, so this is a few loads and stores.
+@inlinable @inline(__always)
+func copyNonZeroBytes(to destination: UnsafeMutableRawPointer, from bytes: UnsafeRawBufferPointer) -> Bool {
+  let n = bytes.count
+  guard n > 0, let source = bytes.baseAddress else { return true }
+  if n >= 8 {
+    var zero: UInt64 = 0
+    var i = 0
+    // Safe: i + 8 <= n, so every load and store lies inside the n bytes.
+    while i &+ 8 <= n {
+      let w = source.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+      destination.storeBytes(of: w, toByteOffset: i, as: UInt64.self)
+      zero |= (w &- 0x0101_0101_0101_0101) & ~w & 0x8080_8080_8080_8080
+      i &+= 8
+    }
+    if i < n {
+      // Safe: n >= 8, so the last eight bytes start at n - 8 >= 0 (overlapping the loop's).
+      let w = source.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self)
+      destination.storeBytes(of: w, toByteOffset: n &- 8, as: UInt64.self)
+      zero |= (w &- 0x0101_0101_0101_0101) & ~w & 0x8080_8080_8080_8080
+    }
+    return zero == 0
+  }
+  if n >= 4 {
+    // Safe: 4 <= n < 8, so the first and the last four bytes (which may overlap) are inside.
+    let a = source.loadUnaligned(as: UInt32.self)
+    let b = source.loadUnaligned(fromByteOffset: n &- 4, as: UInt32.self)
+    destination.storeBytes(of: a, as: UInt32.self)
+    destination.storeBytes(of: b, toByteOffset: n &- 4, as: UInt32.self)
+    let zero = ((a &- 0x0101_0101) & ~a | (b &- 0x0101_0101) & ~b) & 0x8080_8080
+    return zero == 0
+  }
+  // Safe: 1 <= n < 4, so bytes 0, n / 2 and n - 1 cover all of them and are inside.
+  let a = source.load(as: UInt8.self)
+  let b = source.load(fromByteOffset: n &>> 1, as: UInt8.self)
+  let c = source.load(fromByteOffset: n &- 1, as: UInt8.self)
+  destination.storeBytes(of: a, as: UInt8.self)
+  destination.storeBytes(of: b, toByteOffset: n &>> 1, as: UInt8.self)
+  destination.storeBytes(of: c, toByteOffset: n &- 1, as: UInt8.self)
+  return a != 0 && b != 0 && c != 0
+}
+
+/// Stops the program: a key or regular expression with a zero byte cannot be encoded in BSON.
+@usableFromInline @inline(never)
+func zeroByteInCString(_ bytes: UnsafeBufferPointer<UInt8>) -> Never {
+  preconditionFailure(
+    "BSON keys and regular expressions cannot contain a zero byte: \(String(reflecting: String(decoding: bytes, as: UTF8.self)))"
+  )
 }
 
 extension BSONWriter {
-  /// Moves the writer's buffer out, leaving a placeholder behind (no allocation).
-  @inlinable
-  mutating func take() -> BSONWriter {
-    var taken = BSONWriter(buffer: .placeholder)
-    swap(&taken, &self)
-    return taken
-  }
-
   /// The document whose length prefix is at `start`, finished in place and viewed without a copy.
   ///
   /// The document keeps this writer's buffer alive, so the writer's next write finds the buffer

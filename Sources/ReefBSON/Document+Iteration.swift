@@ -90,6 +90,51 @@ extension Document: Sequence {
         s.count == n && (n == 0 || memcmp(storage.base + valueOffset + 4, s.baseAddress!, n) == 0)
       }
     }
+
+    /// Whether the value equals `value`, exactly as `element.value == value` would say, but
+    /// compared in place: no string is created and no document, array or ObjectId is decoded.
+    ///
+    /// The equality is ``BSON``'s: types must match (`.int32(1)` does not equal `.int64(1)`),
+    /// doubles compare bit patterns, documents and arrays compare bytes, and strings compare as
+    /// Swift strings (byte-equal strings are equal at once; other non-ASCII strings are decoded
+    /// so that canonically equivalent strings still compare equal).
+    ///
+    /// ```swift
+    /// doc.element(atPath: "address.city")?.equals("London") == true
+    /// ```
+    /// - Complexity: O(n) in the size of the value.
+    public func equals(_ value: BSON) -> Bool {
+      guard type == value.type else { return false }
+      let p = storage.base + valueOffset
+      switch value {
+      case .int32(let v): return p.int32LE(0) == v
+      case .int64(let v): return p.int64LE(0) == v
+      case .double(let v): return p.uint64LE(0) == v.bitPattern
+      case .bool(let v): return (p.byte(0) != 0) == v
+      case .datetime(let v): return p.int64LE(0) == v.millisecondsSinceEpoch
+      case .timestamp(let v): return p.uint64LE(0) == UInt64(v.timestamp) << 32 | UInt64(v.increment)
+      case .decimal128(let v): return p.uint64LE(0) == v.low && p.uint64LE(8) == v.high
+      case .objectId(let v): return Swift.withUnsafeBytes(of: v.bytes) { memcmp(p, $0.baseAddress!, 12) == 0 }
+      case .string(let v), .javascript(let v), .symbol(let v): return stringValueEquals(v)
+      case .document(let d): return d.length == valueLength && memcmp(p, d.base, valueLength) == 0
+      case .array(let a): return a.document.length == valueLength && memcmp(p, a.document.base, valueLength) == 0
+      case .null, .undefined, .minKey, .maxKey: return true
+      case .binary, .regex, .dbPointer, .javascriptWithScope: return self.value == value
+      }
+    }
+
+    /// Whether this string-like value (string, JavaScript, symbol) equals `string` as Swift strings.
+    private func stringValueEquals(_ string: String) -> Bool {
+      // Safe: a validated string value has a 4-byte length, the bytes and a terminator.
+      let stored = UnsafeRawBufferPointer(start: storage.base + valueOffset + 4, count: valueLength - 5)
+      let sameBytes = withUTF8Bytes(of: string) { s in
+        s.count == stored.count && (s.isEmpty || memcmp(stored.baseAddress!, s.baseAddress!, s.count) == 0)
+      }
+      if sameBytes { return true }
+      // Different bytes can still be canonically equivalent strings, unless both are ASCII.
+      if string.utf8.allSatisfy({ $0 < 0x80 }) && stored.allSatisfy({ $0 < 0x80 }) { return false }
+      return String(decoding: stored, as: UTF8.self) == string
+    }
   }
 
   /// Walks the elements in order.
@@ -119,7 +164,7 @@ extension Document: Sequence {
       var keyEnd = key
       while base.byte(keyEnd) != 0 { keyEnd &+= 1 }
       let value = keyEnd &+ 1
-      let valueLength = BSON.valueLength(type: type, at: base + value)
+      let valueLength = BSON.valueLength(type: type, in: base, at: value, end: end)
       position = value &+ valueLength
       return (type, key, keyEnd &- key, value, valueLength)
     }
@@ -149,13 +194,66 @@ func keyTerminator(_ base: UnsafeRawPointer, from start: Int, end: Int) -> Int {
   // Safe: p + 8 <= end, and `end` is the document's last byte, so every load is inside it.
   while p &+ 8 <= end {
     let w = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: p, as: UInt64.self))
-    let zero = (w &- 0x0101_0101_0101_0101) & ~w & 0x8080_8080_8080_8080
-    if zero != 0 { return p &+ zero.trailingZeroBitCount >> 3 }
+    // One step shorter than the exact test below: marks every zero byte, but also bytes >= 0x81
+    // and bytes after a zero. Its lowest mark is the first zero unless a non-ASCII key byte comes
+    // first, which the byte check catches (that branch, not the data, depends on the check).
+    let marks = (w &- 0x0101_0101_0101_0101) & 0x8080_8080_8080_8080
+    if marks != 0 {
+      let candidate = p &+ marks.trailingZeroBitCount >> 3
+      if _fastPath(base.byte(candidate) == 0) { return candidate }
+      let zero = (w &- 0x0101_0101_0101_0101) & ~w & 0x8080_8080_8080_8080
+      if zero != 0 { return p &+ zero.trailingZeroBitCount >> 3 }
+    }
     p &+= 8
   }
   // Safe: validated documents have a zero byte ending every key before `end`.
   while base.byte(p) != 0 { p &+= 1 }
   return p
+}
+
+/// Whether the `count` bytes at `a` and at `b` are equal: inline overlapping word compares for
+/// the short keys of a path (a `memcmp` call costs more than the compare).
+@inlinable @inline(__always)
+func bytesEqual(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ count: Int) -> Bool {
+  // Safe: every load below lies inside the `count` bytes of both sides, as in copyNonZeroBytes.
+  if count >= 8 {
+    var i = 0
+    while i &+ 8 <= count {
+      if a.loadUnaligned(fromByteOffset: i, as: UInt64.self) != b.loadUnaligned(fromByteOffset: i, as: UInt64.self) {
+        return false
+      }
+      i &+= 8
+    }
+    return i == count
+      || a.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
+        == b.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
+  }
+  if count >= 4 {
+    return a.loadUnaligned(as: UInt32.self) == b.loadUnaligned(as: UInt32.self)
+      && a.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self)
+        == b.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self)
+  }
+  if count > 0 {
+    return a.load(as: UInt8.self) == b.load(as: UInt8.self)
+      && a.load(fromByteOffset: count &>> 1, as: UInt8.self) == b.load(fromByteOffset: count &>> 1, as: UInt8.self)
+      && a.load(fromByteOffset: count &- 1, as: UInt8.self) == b.load(fromByteOffset: count &- 1, as: UInt8.self)
+  }
+  return true
+}
+
+extension BSON {
+  /// ``valueLength(type:at:)`` for a value at offset `value` from `base` in a validated document
+  /// whose terminator is at `end`: a regular expression's two C strings are scanned eight bytes at
+  /// a time (`keyTerminator`) instead of with two `strlen` calls.
+  @inlinable @inline(__always)
+  static func valueLength(type: UInt8, in base: UnsafeRawPointer, at value: Int, end: Int) -> Int {
+    if type == BSONType.regex.rawValue {
+      // Safe: validated regular expressions are two zero-terminated strings before `end`.
+      let options = keyTerminator(base, from: value, end: end) &+ 1
+      return keyTerminator(base, from: options, end: end) &+ 1 &- value
+    }
+    return valueLength(type: type, at: base + value)
+  }
 }
 
 extension Document {
@@ -172,7 +270,7 @@ extension Document {
   }
 
   /// Finds `key` in the validated document at `documentOffset` from `base`, walking raw bytes.
-  @inline(__always)
+  @inlinable @inline(__always)
   static func find(
     _ key: UnsafeRawBufferPointer, in base: UnsafeRawPointer, at documentOffset: Int
   ) -> (type: UInt8, key: Int, value: Int, valueLength: Int)? {
@@ -186,10 +284,10 @@ extension Document {
       let keyStart = position &+ 1
       let keyEnd = keyTerminator(base, from: keyStart, end: end)
       let value = keyEnd &+ 1
-      let valueLength = BSON.valueLength(type: type, at: base + value)
+      let valueLength = BSON.valueLength(type: type, in: base, at: value, end: end)
       if keyEnd &- keyStart == keyCount
         && (keyCount == 0
-          || (base.byte(keyStart) == first && memcmp(base + keyStart, key.baseAddress!, keyCount) == 0))
+          || (base.byte(keyStart) == first && bytesEqual(base + keyStart, key.baseAddress!, keyCount)))
       {
         return (type, keyStart, value, valueLength)
       }
@@ -212,9 +310,12 @@ extension Document {
 
   /// The element at a dotted path (see ``subscript(_:)``), found by walking the bytes; only the
   /// final element is materialized.
+  ///
+  /// Inlinable: inlined into the caller, the element's reference to the document's storage needs
+  /// no retain and release of its own.
+  @inlinable
   public func element(atPath path: String) -> Element? {
-    var path = path
-    return path.withUTF8 { p -> Element? in
+    withUTF8Bytes(of: path) { p -> Element? in
       let raw = UnsafeRawBufferPointer(p)
       let base = storage.base
       var documentOffset = start

@@ -27,21 +27,13 @@ public struct DocumentBuilder {
     start = writer.beginDocument()
   }
 
-  /// Continues writing into `parent`'s buffer, which is left with a placeholder until handed back.
-  @inlinable
-  init(taking parent: inout BSONWriter) {
-    writer = parent.take()
-    start = writer.beginDocument()
-  }
-
   /// Appends an element of any type.
   public mutating func append(_ key: String, _ value: BSON) { writer.element(key, value) }
 
   /// Appends a string.
   @inlinable
   public mutating func append(_ key: String, _ value: String) {
-    var value = value
-    value.withUTF8 { u in
+    withUTF8Bytes(of: value) { u in
       writer.element(.string, key, valueCount: u.count &+ 5) { p in
         p.storeBytes(of: Int32(u.count &+ 1).littleEndian, as: Int32.self)
         if u.count > 0 { (p + 4).copyMemory(from: u.baseAddress!, byteCount: u.count) }
@@ -91,31 +83,47 @@ public struct DocumentBuilder {
   public mutating func appendNull(_ key: String) { writer.header(.null, key) }
 
   /// Appends an embedded document written by `build`, in place.
-  @inlinable
+  ///
+  /// When `build` throws, the elements it appended stay, as a complete embedded document.
+  @inlinable @inline(__always)
   public mutating func appendDocument<E: Error>(
     _ key: String, _ build: (inout DocumentBuilder) throws(E) -> Void
   ) throws(E) {
-    writer.header(.document, key)
     // The closure writes through this same builder, pointed at the embedded document.
     let outer = start
-    start = writer.beginDocument()
-    defer {
+    start = writer.beginEmbedded(.document, key)
+    do {
+      try build(&self)
+    } catch {
       writer.endDocument(start)
       start = outer
+      throw error
     }
-    try build(&self)
+    writer.endDocument(start)
+    start = outer
   }
 
   /// Appends an array written by `build`, in place.
-  @inlinable
+  ///
+  /// When `build` throws, the elements it appended stay, as a complete embedded array.
+  @inlinable @inline(__always)
   public mutating func appendArray<E: Error>(_ key: String, _ build: (inout ArrayBuilder) throws(E) -> Void) throws(E) {
-    writer.header(.array, key)
-    var nested = ArrayBuilder(builder: DocumentBuilder(taking: &writer))
-    defer {
-      nested.builder.writer.endDocument(nested.builder.start)
-      writer = nested.builder.writer.take()
+    let outer = start
+    start = writer.beginEmbedded(.array, key)
+    // The array builder takes this builder over (moved, so the buffer stays uniquely referenced
+    // and is never copied) and hands it back.
+    var nested = ArrayBuilder(builder: consume self)
+    do {
+      try build(&nested)
+    } catch {
+      self = nested.builder
+      writer.endDocument(start)
+      start = outer
+      throw error
     }
-    try build(&nested)
+    self = nested.builder
+    writer.endDocument(start)
+    start = outer
   }
 
   /// The number of bytes written so far (without the terminator).

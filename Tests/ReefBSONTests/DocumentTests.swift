@@ -61,6 +61,92 @@ struct DocumentTests {
     #expect(tags[-1] == nil)
   }
 
+  @Test func pathLookupFindsKeysOfEveryLengthAndScript() throws {
+    // Keys are scanned eight bytes at a time, with a shortcut that non-ASCII bytes must not fool;
+    // regular expressions are skipped the same way. Every key must still be found, in order.
+    var pairs: [(String, BSON)] = []
+    for length in 1...20 {
+      pairs.append((String(repeating: "k", count: length - 1) + "\(length % 10)", .int32(Int32(length))))
+    }
+    let unusual = [
+      "cl\u{e9}", "\u{444}\u{430}\u{439}\u{43b}", "\u{65e5}\u{672c}\u{8a9e}\u{30ad}\u{30fc}", "\u{80}x", "x\u{1F600}y",
+    ]
+    for (i, key) in unusual.enumerated() {
+      pairs.append((key, .string("v\(i)")))
+      pairs.append(("re\(i)", .regex(BSONRegularExpression(pattern: "^\(key).*$", options: "i"))))
+    }
+    pairs.append(("nested", .document(["\u{e9}t\u{e9}": ["list": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]]])))
+    let doc = try Document(bytes: Document(pairs).bytes)
+    for (key, value) in pairs where !key.contains(".") {
+      #expect(doc[key] == value, "key \(String(reflecting: key))")
+      #expect(doc.element(atPath: key)?.equals(value) == true, "key \(String(reflecting: key))")
+    }
+    #expect(doc["nested.\u{e9}t\u{e9}.list.11"] == 12)
+    #expect(doc["nested.\u{e9}t\u{e9}.list.12"] == nil)
+    #expect(doc["cl\u{e9}x"] == nil)
+    #expect(doc["\u{80}"] == nil)
+  }
+
+  @Test func pathLookupTellsApartKeysThatDifferInOneByte() throws {
+    // Same length, same first byte: the key compare must look at every byte.
+    for length in 2...20 {
+      var pairs: [(String, BSON)] = []
+      for position in 1..<length {
+        var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+        bytes[position] = UInt8(ascii: "b")
+        pairs.append((String(decoding: bytes, as: UTF8.self), .int32(Int32(position))))
+      }
+      let doc = Document(pairs)
+      for (key, value) in pairs {
+        #expect(doc[key] == value, "\(key)")
+      }
+      #expect(doc[String(repeating: "a", count: length)] == nil)
+    }
+  }
+
+  @Test func pathLookupFindsKeysNearTheEndOfSmallDocuments() throws {
+    // The last few bytes before a document's terminator are scanned as one shifted word.
+    for length in 0...12 {
+      let key = String(repeating: "z", count: length)
+      for last: BSON in [.null, .bool(true), .int32(3), .string("")] {
+        let inner = Document([(key, last)])
+        let doc = try Document(bytes: Document([("a", .int32(1)), ("d", .document(inner)), (key, last)]).bytes)
+        #expect(doc.element(forKey: key)?.equals(last) == true, "key of length \(length), \(last)")
+        #expect(inner.element(forKey: key)?.equals(last) == true, "alone, key of length \(length), \(last)")
+        if length > 0 { #expect(doc["d.\(key)"] == last, "nested key of length \(length), \(last)") }
+        #expect(doc.element(forKey: key + "z") == nil)
+      }
+    }
+  }
+
+  @Test func elementEqualsAgreesWithDecodedEquality() throws {
+    let id = ObjectId("64b7f1a2c3d4e5f601234567")!
+    let values: [BSON] = [
+      .double(1.5), .double(-0.0), .double(0.0), .double(.nan), .string(""), .string("abc"), .string("caf\u{e9}"),
+      .string("cafe\u{301}"), .string("K"), .string("\u{212A}"), .document(["a": 1]), .document([:]),
+      .array([1, "x"]), .array([]), .binary(Binary(data: [1, 2])), .undefined, .objectId(id),
+      .objectId(ObjectId("64b7f1a2c3d4e5f601234568")!), .bool(true), .bool(false),
+      .datetime(BSONDateTime(millisecondsSinceEpoch: -5)), .null,
+      .regex(BSONRegularExpression(pattern: "a", options: "i")), .dbPointer(DBPointer(ref: "db.c", id: id)),
+      .javascript("f()"), .symbol("abc"), .javascriptWithScope(JavaScriptWithScope(code: "x", scope: ["y": 1])),
+      .int32(7), .int32(-7), .timestamp(BSONTimestamp(timestamp: 1, increment: 2)),
+      .timestamp(BSONTimestamp(timestamp: 2, increment: 1)), .int64(7), .decimal128(Decimal128(high: 1, low: 2)),
+      .decimal128(Decimal128(high: 2, low: 1)), .minKey, .maxKey,
+    ]
+    let doc = Document(values.enumerated().map { ("v\($0.offset)", $0.element) })
+    for element in doc {
+      for value in values {
+        #expect(
+          element.equals(value) == (element.value == value),
+          "\(element.key) (\(element.value)) against \(value)")
+      }
+    }
+    // Canonically equivalent strings are equal as Swift strings, so equals says so too.
+    #expect(doc.element(atPath: "v6")?.equals("cafe\u{301}") == true)
+    #expect(doc.element(atPath: "v9")?.equals("\u{212A}") == true)
+    #expect(doc.element(atPath: "v8")?.equals("k") == false)
+  }
+
   @Test func keyWithDotIsReachableByExactKey() {
     let doc: Document = ["a.b": 1, "a": ["b": 2]]
     #expect(doc.value(forKey: "a.b") == 1)
@@ -161,6 +247,46 @@ struct DocumentTests {
       var builder = DocumentBuilder()
       builder.append("a\0b", 1)
     }
+    // Keys are checked word by word while they are copied: a zero in the last byte of a long key.
+    await #expect(processExitsWith: .failure) {
+      var builder = DocumentBuilder()
+      builder.appendDocument("abcdefghijklmnopq\0") { $0.appendNull("x") }
+    }
+  }
+
+  @Test func keysOfEveryShortLengthAreCopiedExactly() throws {
+    // The key copy works in 1-, 4- and 8-byte pieces that overlap; every length up to 40.
+    var builder = DocumentBuilder(capacity: 16)
+    var expected: [(String, BSON)] = []
+    for length in 0...40 {
+      let key = String((0..<length).map { Character(UnicodeScalar(UInt8(0x41 + ($0 * 7 + length) % 26))) })
+      builder.append(key, Int32(length))
+      expected.append((key, .int32(Int32(length))))
+    }
+    let built = builder.document
+    #expect(try Document(bytes: built.bytes) == built)
+    #expect(built == Document(expected))
+    #expect(built.map(\.key) == expected.map(\.0))
+  }
+
+  @Test func throwingNestedBuildKeepsTheDocumentValid() throws {
+    struct Stop: Error {}
+    var builder = DocumentBuilder()
+    #expect(throws: Stop.self) {
+      try builder.appendDocument("d") { d throws(Stop) in
+        d.append("a", Int32(1))
+        throw Stop()
+      }
+    }
+    #expect(throws: Stop.self) {
+      try builder.appendArray("list") { list throws(Stop) in
+        list.append(.int32(2))
+        throw Stop()
+      }
+    }
+    builder.append("after", true)
+    let built = builder.document
+    #expect(try Document(bytes: built.bytes) == ["d": ["a": 1], "list": [2], "after": true])
   }
 }
 

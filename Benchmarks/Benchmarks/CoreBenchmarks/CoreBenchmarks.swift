@@ -203,6 +203,7 @@ let benchmarks: @Sendable () -> Void = {
 
     check(document[path] == expected, "\(dataset.name): \(path) is \(String(describing: document[path]))")
     check(document.element(atPath: path).map { elementEquals($0, expected) } == true, "elementEquals \(path)")
+    check(document.element(atPath: path)?.equals(expected) == true, "Element.equals \(path)")
 
     let cLookup: @Sendable () -> Bool
     switch expected {
@@ -229,8 +230,12 @@ let benchmarks: @Sendable () -> Void = {
       [
         "reef-subscript": { blackHole(document[path] == expected) },
         "reef-element": { blackHole(document.element(atPath: path).map { elementEquals($0, expected) } ?? false) },
+        "reef-equals": { blackHole(document.element(atPath: path)?.equals(expected) ?? false) },
         "libbson-find_descendant": { blackHole(cLookup()) },
       ],
-      pairs: [("reef-subscript", "libbson-find_descendant"), ("reef-element", "libbson-find_descendant")])
+      pairs: [
+        ("reef-subscript", "libbson-find_descendant"), ("reef-element", "libbson-find_descendant"),
+        ("reef-equals", "libbson-find_descendant"),
+      ])
   }
 }
