@@ -57,3 +57,19 @@ status=0
 printf '{"name": "ok"}\n{"name": "bad", "address": {"city": [1, 2,, 3]}}\n' \
   | "$reef" convert - --to bson -o "$out/bad.bson" || status=$?
 echo "(exit code $status)"
+
+step "reef import Examples/data/contacts.json --store app.reef --collection contacts   # into a store"
+"$reef" import "$here/data/contacts.json" --store "$out/app.reef" --collection contacts
+
+step "reef query --store app.reef --collection contacts --filter '{\"address.city\": \"Springfield\"}' --project '{\"name\": 1}'"
+"$reef" query --store "$out/app.reef" --collection contacts --filter '{"address.city": "Springfield"}' \
+  --project '{"name": 1}' --format relaxed
+
+step "reef index create --store app.reef --collection contacts --keys '{\"address.city\": 1}' && reef stats --store app.reef"
+"$reef" index create --store "$out/app.reef" --collection contacts --keys '{"address.city": 1}'
+"$reef" stats --store "$out/app.reef" | sed 's/[0-9]* bytes on disk/… bytes on disk/'
+
+step "reef export --store app.reef --out dump --db crm   # a mongodump directory that mongorestore accepts"
+"$reef" export --store "$out/app.reef" --out "$out/dump" --db crm
+(cd "$out" && find dump -type f | sort)
+cut -c1-160 "$out/dump/crm/contacts.metadata.json"; echo

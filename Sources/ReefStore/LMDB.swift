@@ -29,6 +29,8 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     case corrupt
     /// Any other LMDB error.
     case storage
+    /// A collection that must exist does not, or one that must not exist does (renaming).
+    case namespace
   }
 
   public var kind: Kind

@@ -74,33 +74,30 @@ public final class Store: @unchecked Sendable {
     try check(mdb_env_create(&environment), "creating the environment")
     self.environment = environment!
     mapSize = options.initialMapSize
-    do throws(StoreError) {
-      try check(mdb_env_set_maxdbs(environment, 4096), "opening \(path)")
-      try check(mdb_env_set_maxreaders(environment, UInt32(options.maximumReaders)), "opening \(path)")
-      // Never shrink an existing store's map below its current size: LMDB keeps the larger.
-      try check(mdb_env_set_mapsize(environment, options.initialMapSize), "opening \(path)")
-      var flags = UInt32(MDB_NOSUBDIR | MDB_NOTLS)
-      if options.readOnly { flags |= UInt32(MDB_RDONLY) }
-      if !options.syncOnCommit { flags |= UInt32(MDB_NOSYNC) }
-      let code = mdb_env_open(environment, path, flags, 0o644)
-      if code != 0 {
-        throw StoreError(.open, "cannot open the store \(path): \(String(cString: mdb_strerror(code)))")
+    // Every stored property is set: a throw from here on runs deinit, which closes the
+    // environment (closing it before throwing as well would free it twice).
+    try check(mdb_env_set_maxdbs(environment, 4096), "opening \(path)")
+    try check(mdb_env_set_maxreaders(environment, UInt32(options.maximumReaders)), "opening \(path)")
+    // Never shrink an existing store's map below its current size: LMDB keeps the larger.
+    try check(mdb_env_set_mapsize(environment, options.initialMapSize), "opening \(path)")
+    var flags = UInt32(MDB_NOSUBDIR | MDB_NOTLS)
+    if options.readOnly { flags |= UInt32(MDB_RDONLY) }
+    if !options.syncOnCommit { flags |= UInt32(MDB_NOSYNC) }
+    let code = mdb_env_open(environment, path, flags, 0o644)
+    if code != 0 {
+      throw StoreError(.open, "cannot open the store \(path): \(String(cString: mdb_strerror(code)))")
+    }
+    var info = MDB_envinfo()
+    mdb_env_info(environment, &info)
+    mapSize = info.me_mapsize
+    if !options.readOnly {
+      do {
+        try write { _ in }
+      } catch let error as StoreError {
+        throw error
+      } catch {
+        throw StoreError(.open, "cannot open the store \(path): \(error)")
       }
-      var info = MDB_envinfo()
-      mdb_env_info(environment, &info)
-      mapSize = info.me_mapsize
-      if !options.readOnly {
-        do {
-          try write { _ in }
-        } catch let error as StoreError {
-          throw error
-        } catch {
-          throw StoreError(.open, "cannot open the store \(path): \(error)")
-        }
-      }
-    } catch {
-      mdb_env_close(environment)
-      throw error
     }
   }
 

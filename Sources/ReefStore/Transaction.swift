@@ -58,8 +58,15 @@ public final class Transaction {
     TransactionCollection(transaction: self, name: name)
   }
 
-  /// The names of the collections, sorted.
+  /// The names of the collections, sorted (in byte order).
+  ///
+  /// Collections an import is still filling (reserved names starting with `__`) are left out.
   public func collectionNames() throws(StoreError) -> [String] {
+    try catalogNames().filter { !$0.hasPrefix("__") }
+  }
+
+  /// Every name in the catalog, reserved ones included.
+  func catalogNames() throws(StoreError) -> [String] {
     guard let catalogDB = try database(Transaction.catalogName, create: false) else { return [] }
     var names: [String] = []
     try lmdb.scan(catalogDB) { key, _ throws(StoreError) in
@@ -82,8 +89,9 @@ public final class Transaction {
     if isReadOnly { throw StoreError(.readOnly, "this is a read transaction; write in store.write { … }") }
   }
 
-  /// The catalog entry of a collection; with `create`, made when missing.
-  func info(_ name: String, create: Bool) throws(StoreError) -> CollectionInfo? {
+  /// The catalog entry of a collection; with `create`, made when missing. Reserved names (`__…`)
+  /// are refused unless `reserved`, which only the store's own machinery (imports) sets.
+  func info(_ name: String, create: Bool, reserved: Bool = false) throws(StoreError) -> CollectionInfo? {
     if let cached = catalog[name] { return cached }
     if let catalogDB = try database(Transaction.catalogName, create: false),
       let bytes = try lmdb.get(catalogDB, Array(name.utf8))
@@ -100,11 +108,7 @@ public final class Transaction {
     }
     guard create else { return nil }
     try requireWritable()
-    guard !name.isEmpty, !name.hasPrefix("__"), !name.utf8.contains(0) else {
-      throw StoreError(
-        .invalidQuery, "invalid collection name \"\(name)\": names are non-empty, without NUL, and do not start with __"
-      )
-    }
+    try Transaction.checkName(name, reserved: reserved)
     let metaDB = try database(Transaction.metaName, create: true)!
     var next: Int64 = 1
     if let bytes = try lmdb.get(metaDB, Array("nextCollection".utf8)), bytes.count == 8 {
@@ -114,6 +118,37 @@ public final class Transaction {
     let info = CollectionInfo(name: name, id: next, uuid: randomUUID(), indexes: [])
     try save(info)
     return info
+  }
+
+  /// Checks a collection name: non-empty, without NUL, and (unless `reserved`) not starting with `__`.
+  static func checkName(_ name: String, reserved: Bool) throws(StoreError) {
+    guard !name.isEmpty, reserved || !name.hasPrefix("__"), !name.utf8.contains(0) else {
+      throw StoreError(
+        .invalidQuery, "invalid collection name \"\(name)\": names are non-empty, without NUL, and do not start with __"
+      )
+    }
+  }
+
+  /// Moves a catalog entry to another name: the documents and indexes stay where they are (their
+  /// databases are named by the collection's id), so this is O(1) whatever the collection's size.
+  /// With `dropTarget`, a collection already named `newName` is dropped first.
+  func renameCollection(_ name: String, to newName: String, dropTarget: Bool, reserved: Bool) throws(StoreError) {
+    try requireWritable()
+    try Transaction.checkName(newName, reserved: reserved)
+    guard var info = try info(name, create: false) else {
+      throw StoreError(.namespace, "cannot rename \(name) to \(newName): \(name) does not exist")
+    }
+    if newName == name { return }
+    if try self.info(newName, create: false) != nil {
+      guard dropTarget else {
+        throw StoreError(
+          .namespace, "cannot rename \(name) to \(newName): \(newName) exists (drop it, or pass dropTarget)")
+      }
+      try collection(newName).drop()
+    }
+    try removeFromCatalog(name)
+    info.name = newName
+    try save(info)
   }
 
   func save(_ info: CollectionInfo) throws(StoreError) {

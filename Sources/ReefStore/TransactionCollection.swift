@@ -372,6 +372,49 @@ public struct TransactionCollection {
     return true
   }
 
+  /// Renames the collection, as MongoDB's `renameCollection`: its documents, indexes and UUID
+  /// go with it, in O(1) (the catalog entry moves; the data stays where it is).
+  /// - Parameters:
+  ///   - newName: the new name (non-empty, without NUL, not starting with `__`).
+  ///   - dropTarget: drop a collection already named `newName` first, in the same transaction.
+  /// - Throws: ``StoreError/Kind/namespace`` when this collection does not exist or `newName`
+  ///   exists and `dropTarget` is false; ``StoreError/Kind/invalidQuery`` for an invalid name;
+  ///   ``StoreError/Kind/readOnly`` in a read transaction.
+  public func rename(to newName: String, dropTarget: Bool = false) throws(StoreError) {
+    try transaction.renameCollection(name, to: newName, dropTarget: dropTarget, reserved: false)
+  }
+
+  /// The collection's UUID as 32 lowercase hexadecimal digits (the form mongodump's metadata
+  /// uses), or `nil` when the collection does not exist. It is made when the collection is
+  /// created, and kept by ``rename(to:dropTarget:)``.
+  public func uuid() throws(StoreError) -> String? {
+    try transaction.info(name, create: false)?.uuidString
+  }
+
+  /// Visits the stored documents in `_id` order, as views of the map valid only during the call
+  /// of `body`, until `body` returns false.
+  func forEachDocument(_ body: (Document) throws -> Bool) throws {
+    guard let info = try transaction.info(name, create: false),
+      let documentsDB = try transaction.database(info.documentsName, create: false)
+    else { return }
+    var failure: (any Error)?
+    try lmdb.scan(documentsDB) { _, bytes throws(StoreError) in
+      let document: Document
+      do {
+        document = try Document(bytesNoCopy: bytes, owner: nil)
+      } catch {
+        throw StoreError(.corrupt, "a stored document of \(name) is damaged: \(error)")
+      }
+      do {
+        return try body(document)
+      } catch {
+        failure = error
+        return false
+      }
+    }
+    if let failure { throw failure }
+  }
+
   // MARK: Storing
 
   /// Checks a document for storage and gives it an `_id` (first) when it has none.
@@ -405,6 +448,10 @@ public struct TransactionCollection {
   }
 
   /// Writes a document and its index entries; `replacing` is the stored version it replaces.
+  ///
+  /// Every check (key sizes, parallel arrays, duplicate `_id` and unique keys) runs before the
+  /// first byte is written, so a document that fails leaves the transaction as it was and the
+  /// transaction can go on (imports that skip invalid documents rely on this).
   func put(_ document: Document, id: BSON, info: inout CollectionInfo, replacing old: Document?) throws(StoreError) {
     let documentsDB = try transaction.database(info.documentsName, create: true)!
     let primaryKey = KeyEncoding.encode([id])
@@ -412,16 +459,40 @@ public struct TransactionCollection {
       throw StoreError(
         .invalidDocument, "the _id of a document in \(name) is too large to index (\(primaryKey.count) bytes)")
     }
-    if let old {
-      try removeIndexEntries(old, id: id, info: info)
-      try lmdb.put(documentsDB, primaryKey, document.bytes)
-    } else if try !lmdb.put(documentsDB, primaryKey, document.bytes, unique: true) {
+    if old == nil, try lmdb.get(documentsDB, primaryKey) != nil {
       throw StoreError(
         .duplicateKey, "E11000 duplicate key error collection: \(name) index: _id_ dup key: { _id: \(describe(id)) }")
     }
+    var planned: [(database: MDB_dbi, index: IndexSpecification, keys: [[UInt8]])] = []
     for index in info.indexes {
       let indexDB = try transaction.database(info.indexName(index), create: true)!
-      try addEntries(document, id: id, index: index, database: indexDB)
+      var keys: [[UInt8]] = []
+      for values in try index.entries(for: document) {
+        let key = KeyEncoding.encode(values, descending: index.keys.map { !$0.ascending })
+        let stored = index.unique ? key : key + primaryKey
+        if stored.count > 511 {
+          throw StoreError(
+            .index, "a key of \(stored.count) bytes is over LMDB's limit of 511 bytes (index \(index.name))")
+        }
+        if index.unique, let existing = try lmdb.get(indexDB, key), Array(existing) != primaryKey {
+          let shown = zip(index.keys, values).map { "\($0.path): \(describe($1))" }.joined(separator: ", ")
+          throw StoreError(
+            .duplicateKey, "E11000 duplicate key error collection: \(name) index: \(index.name) dup key: { \(shown) }")
+        }
+        keys.append(key)
+      }
+      planned.append((indexDB, index, keys))
+    }
+    if let old { try removeIndexEntries(old, id: id, info: info) }
+    try lmdb.put(documentsDB, primaryKey, document.bytes)
+    for (indexDB, index, keys) in planned {
+      for key in keys {
+        if index.unique {
+          try lmdb.put(indexDB, key, primaryKey)
+        } else {
+          try lmdb.put(indexDB, key + primaryKey, primaryKey)
+        }
+      }
     }
   }
 

@@ -15,7 +15,8 @@
 /// Every error carries the zero-based ``BSONError/documentIndex`` of the document being read and
 /// the ``BSONError/offset`` of the problem counted from the start of the (decompressed) stream. A
 /// stream that ends inside a document is an error of kind ``BSONError/Kind/truncated``. After an
-/// error, ``next()`` throws the same error again: a damaged stream cannot be resynchronised.
+/// error, ``next()`` throws the same error again, unless ``skipDamagedDocument()`` can step over
+/// the damaged document (when its length prefix is plausible).
 ///
 /// Copies of a reader share the same input.
 public struct BSONStreamReader {
@@ -29,6 +30,9 @@ public struct BSONStreamReader {
 
   private let buffer: ReadBuffer
   private var failure: BSONError?
+  /// The length of the document that failed validation, when its length prefix is plausible:
+  /// at least 5, within the size limit, within the stream, and ending in a zero byte.
+  private var damagedLength: Int?
 
   /// Reads from a byte source.
   public init(source: ByteSource, options: ValidationOptions = .default) {
@@ -80,6 +84,25 @@ public struct BSONStreamReader {
     }
   }
 
+  /// Steps over the document that made ``next()`` fail, trusting its length prefix, so that
+  /// reading can go on with the next one. It can when the document was complete in the stream,
+  /// its length was between 5 and the size limit, and its last byte was the terminating zero; not
+  /// after a truncated stream, an implausible length or an I/O error.
+  ///
+  /// A damaged length that still looks plausible makes the next document fail too (or, rarely,
+  /// decode as garbage that passes validation): callers that skip should report each skip.
+  /// - Returns: the number of bytes skipped, or `nil` when the reader cannot resynchronise (and
+  ///   ``next()`` keeps throwing the same error).
+  public mutating func skipDamagedDocument() -> Int? {
+    guard failure != nil, let length = damagedLength else { return nil }
+    buffer.consume(length)
+    bytesRead += length
+    documentsRead += 1
+    failure = nil
+    damagedLength = nil
+    return length
+  }
+
   private mutating func readDocument() throws(BSONError) -> Document? {
     let start = bytesRead
     let available = try buffer.fill(atLeast: 4)
@@ -111,6 +134,7 @@ public struct BSONStreamReader {
     } catch {
       var error = error
       error.offset = start + (error.offset ?? 0)
+      if bytes[length - 1] == 0 { damagedLength = length }
       throw error
     }
     let document = Document(storage: DocumentStorage(copying: bytes), start: 0, length: length)

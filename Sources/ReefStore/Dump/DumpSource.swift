@@ -49,7 +49,8 @@ import ReefBSON
 ///
 /// Errors are ``BSONError``s with the document index (within its namespace), the byte offset
 /// (in the decompressed file), the line and column for JSON, and the file's path in the message.
-/// After an error the source cannot continue.
+/// After an error the source cannot continue, unless ``skipDamagedDocument()`` steps over the
+/// damaged document (BSON files) or the rest of its file (directories and single files).
 ///
 /// Memory stays flat: one 64 KiB buffer, grown only for a document larger than that.
 public final class DumpSource {
@@ -93,6 +94,8 @@ public final class DumpSource {
   private var currentNamespace: Namespace?
   /// The input opened to detect the kind of a single file, to be used for reading it.
   private var openedInput: DumpInput?
+  /// The byte offset of the last document returned, when known.
+  private var documentOffset: Int?
 
   private enum Reader {
     case bson(BSONStreamReader, DumpInput?, descriptor: Int32?, path: String)
@@ -161,6 +164,46 @@ public final class DumpSource {
     }
   }
 
+  /// The namespace whose documents ``nextDocument()`` returns (the one the last
+  /// ``nextNamespace()`` yielded), or `nil` before the first and after the last.
+  public var namespace: Namespace? { currentNamespace }
+
+  /// The byte offset of the last document ``nextDocument()`` returned, in its decompressed file
+  /// (for an archive, in the archive); `nil` for Extended JSON, before the first document, and
+  /// after an error.
+  public var lastDocumentOffset: Int? { documentOffset }
+
+  /// What ``skipDamagedDocument()`` stepped over.
+  public enum Skip: Sendable, Equatable {
+    /// The damaged document alone, of this many bytes (trusting its length prefix); reading goes
+    /// on with the next document of the same file.
+    case document(bytes: Int)
+    /// The rest of the file holding the damaged document; reading goes on with the next
+    /// namespace (for a single file, there is none).
+    case restOfFile
+  }
+
+  /// Steps over the error that made ``nextDocument()`` fail, so that reading can go on: the
+  /// damaged document alone in a BSON file whose length prefix is plausible (see
+  /// ``BSONStreamReader/skipDamagedDocument()``), else the rest of that file for directory and
+  /// single-file sources.
+  ///
+  /// It cannot step over I/O errors, errors in metadata, or anything in an archive (whose blocks
+  /// and checksums do not survive a skipped document): it returns `nil` and the source keeps
+  /// throwing the error.
+  public func skipDamagedDocument() -> Skip? {
+    guard let error = failure, archive == nil, error.kind != .io else { return nil }
+    if case .bson(var r, let input, let descriptor, let path) = reader, let bytes = r.skipDamagedDocument() {
+      reader = .bson(r, input, descriptor: descriptor, path: path)
+      failure = nil
+      return .document(bytes: bytes)
+    }
+    guard reader != nil else { return nil }
+    closeReader()
+    failure = nil
+    return .restOfFile
+  }
+
   /// The total size of the input files as stored, or `nil` for standard input.
   public var totalBytes: Int? { total }
 
@@ -223,12 +266,20 @@ public final class DumpSource {
   /// - Complexity: O(n) in the size of the document.
   public func nextDocument() throws(BSONError) -> Document? {
     if let failure { throw failure }
+    documentOffset = nil
     return try fail { () throws(BSONError) -> Document? in
-      if let archive { return try archive.nextDocument() }
+      if let archive {
+        let document = try archive.nextDocument()
+        if let document { documentOffset = archive.input.offset - document.byteCount }
+        return document
+      }
       switch reader {
       case .bson(var r, let input, let descriptor, let path):
-        let document = try Self.annotate(path) { () throws(BSONError) in try r.next() }
-        reader = .bson(r, input, descriptor: descriptor, path: path)
+        let document = try Self.annotate(path) { () throws(BSONError) in
+          defer { reader = .bson(r, input, descriptor: descriptor, path: path) }
+          return try r.next()
+        }
+        if let document { documentOffset = r.bytesRead - document.byteCount }
         return document
       case .json(let stream, _, let path):
         return try Self.annotate(path) { () throws(BSONError) in try stream.next() }
@@ -260,8 +311,11 @@ public final class DumpSource {
       return try body()
     } catch {
       failure = error
-      closeReader()
-      archive?.input.close()
+      // Readers stay open after data errors, for skipDamagedDocument(); I/O errors end them.
+      if error.kind == .io || archive != nil || reader == nil {
+        closeReader()
+        archive?.input.close()
+      }
       throw error
     }
   }
