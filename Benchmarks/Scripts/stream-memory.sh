@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Peak memory and throughput of `reef validate` and `reef dump` over a ~1 GB BSON stream.
-# Goal: peak resident memory under 64 MB for both, whatever the stream's size.
+# Peak memory and throughput of `reef validate`, `reef dump` and unsorted `reef query` over a ~1 GB
+# BSON stream. Goal: peak resident memory under 64 MB for each, whatever the stream's size.
 #
 #   Benchmarks/Scripts/stream-memory.sh            # builds the release reef if needed
 #   SIZE_MB=2048 REEF_BIN=/path/to/reef Benchmarks/Scripts/stream-memory.sh
@@ -97,5 +97,7 @@ echo "|---|---:|---:|---:|---|"
 measure "reef validate" "$REEF_BIN" validate "$STREAM"
 measure "reef dump (relaxed)" "$REEF_BIN" dump "$STREAM"
 measure "reef dump --format canonical" "$REEF_BIN" dump --format canonical "$STREAM"
+measure "reef query --filter (matches)" "$REEF_BIN" query "$STREAM" --filter '{"text": {"$exists": true}}'
+measure "reef query --where --count" "$REEF_BIN" query "$STREAM" --where 'user.followers_count > 100' --count
 measure "cat (I/O floor)" cat "$STREAM"
 exit $status
