@@ -31,6 +31,8 @@ let package = Package(
     .executableTarget(name: "reef", dependencies: ["ReefCLI"]),
     .executableTarget(name: "ReefTour", dependencies: ["ReefBSON", "ReefQuery"], path: "Examples/Tour"),
     .target(name: "ReefTestSupport", dependencies: ["ReefBSON"], path: "Tests/ReefTestSupport"),
+    .executableTarget(
+      name: "reef-crash-writer", dependencies: ["ReefStore", "ReefBSON", "ReefTestSupport"], path: "Tests/CrashWriter"),
     .testTarget(
       name: "ReefBSONTests",
       dependencies: [
