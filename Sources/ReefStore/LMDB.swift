@@ -96,12 +96,20 @@ final class LMDBTransaction {
 
   init(environment: OpaquePointer, readOnly: Bool) throws(StoreError) {
     var txn: OpaquePointer?
-    try check(
-      mdb_txn_begin(environment, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn),
-      readOnly ? "read transaction" : "write transaction")
+    var code = mdb_txn_begin(environment, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn)
+    if code == MDB_MAP_RESIZED {
+      // Another process grew the map past ours. LMDB adopts the new size only while this
+      // process has no transaction open; the caller holds the begin lock and has checked.
+      throw StoreError(.storage, LMDBTransaction.mapResized)
+    }
+    if code == 0 && txn == nil { code = EINVAL }
+    try check(code, readOnly ? "read transaction" : "write transaction")
     pointer = txn!
     self.readOnly = readOnly
   }
+
+  /// The message of the error that says the map must be adopted from another process.
+  static let mapResized = "the store's map was grown by another process"
 
   func commit() throws(StoreError) {
     guard !finished else { return }

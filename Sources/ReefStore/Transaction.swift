@@ -28,7 +28,21 @@ public final class Transaction {
       store.openTransactions.add(1)
       return transaction
     }
-    lmdb = readOnly ? try store.beginLock.withLock(begin) : try begin()
+    var attempt = 0
+    while true {
+      do {
+        lmdb = readOnly ? try store.beginLock.withLock(begin) : try begin()
+        return
+      } catch  where error.message == LMDBTransaction.mapResized && attempt < 200 {
+        // Adopt the size another process gave the map, once no transaction of ours is open.
+        attempt += 1
+        let adopted = store.beginLock.withLock { () -> Bool in
+          guard store.openTransactions.load() == 0 else { return false }
+          return mdb_env_set_mapsize(store.environment, 0) == 0
+        }
+        if !adopted { usleep(1_000) }
+      }
+    }
   }
 
   func finish(commit: Bool) {

@@ -39,6 +39,41 @@ import Testing
     #expect(again.acknowledged == Array(41...45))
   }
 
+  /// Another process grows the map past this process's: reads and writes here adopt the new
+  /// size instead of failing with MDB_MAP_RESIZED.
+  @Test func aMapGrownByAnotherProcessIsAdopted() throws {
+    let directory = try CrashDirectory()
+    let store = try Store(path: directory.store, options: StoreOptions(initialMapSize: 1 << 20))
+    try store.collection("mine").insert(Document(extendedJSON: #"{"_id": 1}"#))
+    // The other process: `reef import` of 8 MB, next to the crash writer in the build folder.
+    var bytes: [UInt8] = []
+    for index in 0..<800 {
+      var builder = DocumentBuilder()
+      builder.append("_id", .int32(Int32(index)))
+      builder.append("blob", .binary(Binary(data: [UInt8](repeating: UInt8(index % 251), count: 10_000))))
+      bytes += builder.document.bytes
+    }
+    let input = directory.store + ".input.bson"
+    let file = fopen(input, "wb")
+    fwrite(bytes, 1, bytes.count, file)
+    fclose(file)
+    defer { unlink(input) }
+    let reef = String(crashWriterBinary[..<crashWriterBinary.lastIndex(of: "/")!]) + "/reef"
+    var pid = pid_t()
+    let arguments = [reef, "import", input, "--store", directory.store, "--collection", "big"]
+    var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    #expect(posix_spawn(&pid, reef, nil, nil, &argv, environ) == 0)
+    var status: Int32 = 0
+    waitpid(pid, &status, 0)
+    #expect(status == 0, "reef import failed (\(status))")
+    #expect(store.fileSize > 4 << 20, "the other process did not grow the store past this process's map")
+    #expect(try store.collection("big").count() == 800)
+    #expect(try store.collection("mine").count() == 1)
+    try store.collection("mine").insert(Document(extendedJSON: #"{"_id": 2}"#))
+    #expect(try store.collection("mine").count() == 2)
+  }
+
   @Test func acknowledgedTransactionsSurviveSIGKILL() throws {
     let kills = getenvString("REEF_CRASH_KILLS").flatMap(Int.init) ?? 200
     let seed = getenvString("REEF_CRASH_SEED").flatMap { UInt64($0) } ?? 0xC4A5_4001
