@@ -29,7 +29,7 @@ let package = Package(
       dependencies: ["ReefBSON", "ReefQuery", "ReefStore", .product(name: "ArgumentParser", package: "swift-argument-parser")]
     ),
     .executableTarget(name: "reef", dependencies: ["ReefCLI"]),
-    .executableTarget(name: "ReefTour", dependencies: ["ReefBSON", "ReefQuery"], path: "Examples/Tour"),
+    .executableTarget(name: "ReefTour", dependencies: ["ReefBSON", "ReefQuery", "ReefStore"], path: "Examples/Tour"),
     .target(name: "ReefTestSupport", dependencies: ["ReefBSON"], path: "Tests/ReefTestSupport"),
     .executableTarget(
       name: "reef-crash-writer", dependencies: ["ReefStore", "ReefBSON", "ReefTestSupport"], path: "Tests/CrashWriter"),

@@ -1,6 +1,11 @@
 // The README's tour, compiled and run by `swift run ReefTour`; keep the two in step.
 import ReefBSON
 import ReefQuery
+import ReefStore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
 
 // MARK: Documents are ordered views over BSON bytes
 
@@ -109,3 +114,30 @@ do {
 } catch {
   print(error)  // expected a value after '==' but found end of predicate (at column 9)
 }
+
+// MARK: A store: collections on LMDB, with indexes and transactions
+
+let storePath = "/tmp/reef-tour.reef"
+unlink(storePath)
+unlink(storePath + "-lock")
+let store = try Store(path: storePath)
+let contacts = store.collection("contacts")
+try contacts.createIndex(Document(extendedJSON: #"{"address.city": 1}"#))
+try contacts.insertMany(people)
+print(try contacts.count())  // 3
+print(try contacts.explain(Document(extendedJSON: #"{"address.city": "Rome"}"#)))  // IXSCAN address.city_1: …
+
+// Several changes commit together or not at all.
+try store.write { transaction in
+  let contactsInTransaction = transaction.collection("contacts")
+  try contactsInTransaction.updateOne(
+    Document(extendedJSON: #"{"_id": 3}"#), Document(extendedJSON: #"{"$set": {"address.city": "Milan"}}"#))
+  try contactsInTransaction.deleteOne(Document(extendedJSON: #"{"_id": 2}"#))
+}
+print(try contacts.find(predicate: "address.city == 'Milan'").count)  // 1
+
+// Codable values over the same collections.
+let businesses = store.collection("businesses", as: Business.self)
+try businesses.insert(mongo)
+let inNewYork = try businesses.find(predicate: "ANY addresses.city == $0", arguments: ["New York City"])
+print(inNewYork.first?.name ?? "")  // MongoDB

@@ -1,0 +1,20 @@
+import Foundation
+import Testing
+
+/// The README's tour is the code of `Examples/Tour/main.swift`, which the build compiles.
+@Suite struct ReadmeTourTests {
+  @Test func readmeTourIsTheCompiledExample() throws {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent()
+    let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+    let example = try String(contentsOf: root.appendingPathComponent("Examples/Tour/main.swift"), encoding: .utf8)
+    let start = try #require(readme.range(of: "```swift\nimport ReefBSON"))
+    let rest = readme[start.upperBound...]
+    let end = try #require(rest.range(of: "```\n"))
+    let tour = "import ReefBSON" + rest[..<end.lowerBound]
+    let code = try #require(example.range(of: "import ReefBSON"))
+    #expect(
+      tour.trimmingCharacters(in: .whitespacesAndNewlines)
+        == example[code.lowerBound...].trimmingCharacters(in: .whitespacesAndNewlines))
+  }
+}
