@@ -29,6 +29,9 @@ let package = Package(
     .systemLibrary(name: "CLibBSONBench", pkgConfig: "libbson-1.0", providers: [.apt(["libbson-dev"])]),
     // The libbson side of every comparison, in C so that no Swift call overhead is counted against it.
     .target(name: "CBench", dependencies: ["CLibBSONBench"], cSettings: [.unsafeFlags(["-O2"])]),
+    // SQLite 3, for the store anchors; its side of every comparison is in C (CSQLiteBench).
+    .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+    .target(name: "CSQLiteBench", dependencies: ["CSQLite"], cSettings: [.unsafeFlags(["-O2"])]),
     .target(
       name: "BenchSupport",
       dependencies: [.product(name: "ReefBSON", package: "Reef"), .product(name: "Benchmark", package: "benchmark")]),
@@ -40,5 +43,12 @@ let package = Package(
     benchmarkTarget("ExtendedJSONBenchmarks", ["CBench"], []),
     benchmarkTarget("CodableBenchmarks", [], []),
     benchmarkTarget("QueryBenchmarks", ["CBench", .product(name: "ReefQuery", package: "Reef")], []),
+    benchmarkTarget("StoreBenchmarks", ["CSQLiteBench", .product(name: "ReefStore", package: "Reef")], []),
+    // Not a benchmark: streaming import into a store and export from it, for peak memory
+    // (Scripts/store-memory.sh).
+    .executableTarget(
+      name: "ReefStoreStream",
+      dependencies: ["BenchSupport", .product(name: "ReefBSON", package: "Reef"), .product(name: "ReefStore", package: "Reef")],
+      swiftSettings: [.swiftLanguageMode(.v5)]),
   ]
 )

@@ -60,6 +60,26 @@ enum Planner {
     }
   }
 
+  /// The `_id` that an equality at the top of the query (or in its top-level `$and`) asks for.
+  ///
+  /// Equal values have identical key encodings, so the one document that can match is the one
+  /// stored under that value's primary key: it is read directly instead of scanning.
+  static func primaryKey(_ node: QueryNode) -> BSON? {
+    switch node {
+    case .and(let children):
+      for child in children {
+        if let id = primaryKey(child) { return id }
+      }
+      return nil
+    case .match(let path, .compare(.equal, let value), .mongo) where path == primaryPath && usable(value):
+      return value
+    default:
+      return nil
+    }
+  }
+
+  static let primaryPath = FieldPath("_id")
+
   /// The conditions of the query's top-level `$and` that an index can narrow.
   static func collect(_ node: QueryNode, into bounds: inout [(FieldPath, Bound)]) {
     switch node {
@@ -100,13 +120,19 @@ struct KeyRange {
   /// Where reading starts.
   let start: [UInt8]
   private let test: (BSON) -> Step
+  /// For an equality: keys whose first component equals the value start with exactly these
+  /// bytes (equal values encode identically and every encoding is self-delimiting), so keys are
+  /// compared as bytes, without decoding them.
+  private let equalPrefix: [UInt8]?
 
   init(equal value: BSON) {
     start = KeyEncoding.encode([value])
     test = { compareBSON($0, value) == 0 ? .take : .stop }
+    equalPrefix = start
   }
 
   init(_ value: BSON, _ comparison: ComparisonOperator) {
+    equalPrefix = nil
     let rank = typeRank(value)
     switch comparison {
     case .greater, .greaterOrEqual:
@@ -127,6 +153,10 @@ struct KeyRange {
 
   /// What to do with an index key.
   func step(_ key: UnsafeRawBufferPointer) -> Step {
+    if let equalPrefix {
+      // Reading starts at the prefix, so a key without it is past the range.
+      return key.count >= equalPrefix.count && key.prefix(equalPrefix.count).elementsEqual(equalPrefix) ? .take : .stop
+    }
     guard let (value, _) = try? KeyEncoding.decode(Array(key), at: 0) else { return .stop }
     return test(value)
   }

@@ -133,7 +133,15 @@ public struct TransactionCollection {
         if let primaryKey { matchKeys.append(Array(primaryKey)) }
       }
     }
-    if let plan = Planner.plan(query.node, indexes: info.indexes),
+    if let id = Planner.primaryKey(query.node) {
+      // An `_id` equality reads one document by its primary key; the whole query is still tested.
+      explain.index = "_id_"
+      let primaryKey = KeyEncoding.encode([id])
+      if primaryKey.count <= 511, let bytes = try lmdb.get(documentsDB, primaryKey) {
+        explain.keysExamined = 1
+        try test(bytes, nil)
+      }
+    } else if let plan = Planner.plan(query.node, indexes: info.indexes),
       let indexDB = try transaction.database(info.indexName(plan.index), create: false)
     {
       explain.index = plan.index.name

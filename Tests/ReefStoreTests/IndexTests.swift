@@ -100,3 +100,62 @@ import Testing
     }
   }
 }
+
+@Suite struct PrimaryKeyLookupTests {
+  /// `{_id: value}` reads one document by its primary key and finds what a scan finds.
+  @Test func idEqualityReadsOneDocumentAndAgreesWithAScan() throws {
+    let temporary = try TemporaryStore()
+    let things = temporary.store.collection("things")
+    let ids = [
+      #"1"#, #"{"$numberLong": "2"}"#, #"2.5"#, #""three""#, #"{"$oid": "5f0000000000000000000004"}"#,
+      #"{"a": 5}"#, #"null"#, #"true"#,
+    ]
+    for (position, id) in ids.enumerated() {
+      try things.insert(document(#"{"_id": \#(id), "n": \#(position)}"#))
+    }
+    let probes = ids + [#"1.0"#, #"{"$numberLong": "1"}"#, #"2"#, #"{"$numberDecimal": "2.50"}"#, #"4"#, #""four""#]
+    for probe in probes {
+      let direct = try document(#"{"_id": \#(probe)}"#)
+      let scanned = try document(#"{"$or": [{"_id": \#(probe)}]}"#)
+      let expected = try things.find(scanned)
+      #expect(try things.find(direct) == expected, "\(probe)")
+      #expect(try things.findOne(direct) == expected.first, "\(probe)")
+      let explain = try things.explain(direct)
+      #expect(explain.index == "_id_", "\(probe)")
+      #expect(explain.documentsExamined == expected.count && explain.documentsExamined <= 1, "\(probe)")
+    }
+    // The rest of the query is still tested on the document found.
+    #expect(try things.find(document(#"{"_id": 1, "n": 0}"#)).count == 1)
+    #expect(try things.find(document(#"{"_id": 1, "n": 1}"#)).isEmpty)
+    #expect(try things.find(document(#"{"$and": [{"n": 3}, {"_id": "three"}]}"#)).count == 1)
+    #expect(try things.explain(document(#"{"_id": {"$gt": 1}}"#)).index == nil)
+  }
+
+  @Test func forEachVisitsMatchingDocumentsInIdOrderAndStops() throws {
+    let temporary = try TemporaryStore()
+    let numbers = temporary.store.collection("numbers")
+    try numbers.insertMany(try (0..<50).reversed().map { try document(#"{"_id": \#($0), "even": \#($0 % 2 == 0)}"#) })
+    var seen: [BSON] = []
+    try temporary.store.read { transaction in
+      try transaction.collection("numbers").forEach(document(#"{"even": true}"#)) { document in
+        seen.append(document["_id"]!)
+        return seen.count < 10
+      }
+    }
+    #expect(seen == (0..<10).map { .int32(Int32($0 * 2)) })
+    struct Stop: Error {}
+    #expect(throws: Stop.self) {
+      try temporary.store.read { transaction in
+        try transaction.collection("numbers").forEach { _ in throw Stop() }
+      }
+    }
+    var none = 0
+    try temporary.store.read { transaction in
+      try transaction.collection("missing").forEach { _ in
+        none += 1
+        return true
+      }
+    }
+    #expect(none == 0)
+  }
+}

@@ -1,0 +1,48 @@
+import ReefBSON
+import ReefQuery
+
+extension TransactionCollection {
+  /// Visits the documents that match `filter` one at a time, in `_id` order, without collecting
+  /// them, so memory stays flat whatever the size of the collection (an export streams this way).
+  ///
+  /// ```swift
+  /// try store.read { transaction in
+  ///   try transaction.collection("contacts").forEach { document in
+  ///     try writer.write(document)
+  ///     return true
+  ///   }
+  /// }
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - filter: Which documents to visit; the whole collection by default.
+  ///   - body: Called with each matching document, a view of the store's memory map that is
+  ///     valid only during the call (copy it with `Document(bytes:)` to keep it). Returns `false`
+  ///     to stop.
+  /// - Throws: ``StoreError`` when the filter does not compile or a stored document is damaged;
+  ///   whatever `body` throws, which stops the visit.
+  /// - Complexity: O(*n*) in the collection's documents.
+  public func forEach(_ filter: Document = Document(), _ body: (Document) throws -> Bool) throws {
+    let query = try compile(filter)
+    guard let info = try transaction.info(name, create: false),
+      let documentsDB = try transaction.database(info.documentsName, create: false)
+    else { return }
+    var failure: (any Error)?
+    try lmdb.scan(documentsDB) { _, bytes throws(StoreError) in
+      let view: Document
+      do {
+        view = try Document(bytesNoCopy: bytes, owner: nil)
+      } catch {
+        throw StoreError(.corrupt, "a stored document of \(name) is damaged: \(error)")
+      }
+      guard query.matches(view) else { return true }
+      do {
+        return try body(view)
+      } catch {
+        failure = error
+        return false
+      }
+    }
+    if let failure { throw failure }
+  }
+}
