@@ -61,6 +61,15 @@ public struct Document: Sendable {
     try self.init(validating: DocumentStorage(borrowing: bytes, owner: owner), options: options)
   }
 
+  /// A copy of this document in memory of its own.
+  ///
+  /// The bytes are not validated again (they were when this document was made), so this is the
+  /// cheap way to keep a document that views memory that is about to go away, such as a
+  /// database's memory map after its transaction ends.
+  public func copied() -> Document {
+    withUnsafeBytes { bytes in Document(storage: DocumentStorage(copying: bytes), start: 0, length: bytes.count) }
+  }
+
   init(validating storage: DocumentStorage, options: ValidationOptions) throws(BSONError) {
     let length = try BSONValidator.validateDocument(
       UnsafeRawBufferPointer(start: storage.base, count: storage.count), at: 0, options: options)

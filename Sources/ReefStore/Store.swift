@@ -183,6 +183,22 @@ public final class Store: @unchecked Sendable {
     }
   }
 
+  /// Parsed catalog entries by collection name, with the bytes they were parsed from: a
+  /// transaction that reads the same bytes reuses the entry (the bytes decide, so changes made
+  /// by other processes are seen).
+  private var catalogCache: [String: (bytes: [UInt8], info: CollectionInfo)] = [:]
+
+  func cachedCatalogEntry(_ name: String, _ bytes: UnsafeRawBufferPointer) -> CollectionInfo? {
+    lock.withLock {
+      guard let entry = catalogCache[name], entry.bytes.elementsEqual(bytes) else { return nil }
+      return entry.info
+    }
+  }
+
+  func cacheCatalogEntry(_ name: String, _ bytes: [UInt8], _ info: CollectionInfo) {
+    lock.withLock { catalogCache[name] = (bytes, info) }
+  }
+
   /// Forgets a dropped database's handle.
   func forgetHandle(_ name: String) {
     lock.withLock { _ = handles.removeValue(forKey: name) }

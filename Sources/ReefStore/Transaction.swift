@@ -110,6 +110,11 @@ public final class Transaction {
     if let catalogDB = try database(Transaction.catalogName, create: false),
       let bytes = try lmdb.get(catalogDB, Array(name.utf8))
     {
+      // The entry parsed by an earlier transaction, when its bytes are the same.
+      if let known = store.cachedCatalogEntry(name, bytes) {
+        catalog[name] = known
+        return known
+      }
       let document: Document
       do {
         document = try Document(bytes: bytes)
@@ -117,6 +122,7 @@ public final class Transaction {
         throw StoreError(.corrupt, "the catalog entry of \(name) is damaged: \(error)")
       }
       let info = try CollectionInfo(document, name: name)
+      store.cacheCatalogEntry(name, Array(bytes), info)
       catalog[name] = info
       return info
     }

@@ -544,8 +544,5 @@ func describe(_ value: BSON) -> String {
 
 extension Document {
   /// A copy in memory of its own (a view of LMDB's map is valid only inside its transaction).
-  func copy() -> Document {
-    // The bytes were validated when the view was made; copying keeps them as they are.
-    (try? Document(bytes: withUnsafeBytes { Array($0) })) ?? self
-  }
+  func copy() -> Document { copied() }
 }

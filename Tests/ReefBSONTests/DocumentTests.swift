@@ -339,3 +339,13 @@ struct ISO8601Tests {
     }
   }
 }
+
+@Suite struct DocumentCopyTests {
+  @Test func copiedOwnsItsBytes() throws {
+    var bytes: [UInt8] = try Document(extendedJSON: #"{"a": "x", "b": [1, 2]}"#).bytes
+    let copy = try bytes.withUnsafeBytes { raw in try Document(bytesNoCopy: raw, owner: nil).copied() }
+    bytes.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) }
+    #expect(copy == (try Document(extendedJSON: #"{"a": "x", "b": [1, 2]}"#)))
+    #expect(copy["b.1"] == .int32(2))
+  }
+}
