@@ -33,6 +33,9 @@ public struct Collection: Sendable {
     try reading { try $0.find(query, options: options) }
   }
 
+  /// See ``TransactionCollection/document(forID:)``.
+  public func document(forID id: BSON) throws -> Document? { try reading { try $0.document(forID: id) } }
+
   /// See ``TransactionCollection/findOne(_:sort:)``.
   public func findOne(_ filter: Document = Document(), sort: SortSpecification? = nil) throws -> Document? {
     try reading { try $0.findOne(filter, sort: sort) }

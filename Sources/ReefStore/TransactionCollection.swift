@@ -65,6 +65,21 @@ public struct TransactionCollection {
     try find(query: query, options: options).documents
   }
 
+  /// The document whose `_id` is `id`, read straight from the primary key (as Realm's
+  /// `object(ofType:forPrimaryKey:)` reads an object), or nil. Numbers match across types:
+  /// `document(forID: .int64(1))` finds `_id: 1`.
+  public func document(forID id: BSON) throws(StoreError) -> Document? {
+    guard let info = try transaction.info(name, create: false),
+      let documentsDB = try transaction.database(info.documentsName, create: false),
+      let bytes = try lmdb.get(documentsDB, KeyEncoding.encode([id]))
+    else { return nil }
+    do {
+      return try Document(bytes: bytes)
+    } catch {
+      throw StoreError(.corrupt, "the stored document \(describe(id)) of \(name) is damaged: \(error)")
+    }
+  }
+
   /// The first document that matches, in input order (or sorted by `sort`).
   public func findOne(_ filter: Document = Document(), sort: SortSpecification? = nil) throws(StoreError) -> Document? {
     try find(filter, options: FindOptions(sort: sort, limit: 1)).first

@@ -204,3 +204,16 @@ func document(_ json: String) throws -> Document { try Document(extendedJSON: js
     #expect(try reopened.collection("kept").listIndexes().count == 2)
   }
 }
+
+@Suite struct PrimaryKeyReadTests {
+  @Test func documentForIDReadsByPrimaryKey() throws {
+    let temporary = try TemporaryStore()
+    let items = temporary.store.collection("items")
+    #expect(try items.document(forID: 1) == nil)
+    try items.insertMany(try [#"{"_id": 1, "v": "a"}"#, #"{"_id": "k", "v": "b"}"#].map(document))
+    #expect(try items.document(forID: .int64(1))?["v"] == "a")
+    #expect(try items.document(forID: .double(1.0))?["v"] == "a")
+    #expect(try items.document(forID: "k")?["v"] == "b")
+    #expect(try items.document(forID: 2) == nil)
+  }
+}

@@ -8,8 +8,9 @@
 //   same BSON bytes as blobs under an `_id` BLOB primary key (a WITHOUT ROWID table). One
 //   operation is the whole import; the paired ratio is of wall-clock times (the commit's I/O
 //   counts).
-// - lookup/<N>: a random existing `_id`: `Collection.findOne(["_id": id])` (its own read
-//   transaction, as a user calls it) against `SELECT doc FROM docs WHERE _id = ?` (autocommit,
+// - lookup/<N>: a random existing `_id`: `Collection.document(forID:)` (the primary-key read,
+//   in its own read transaction, as a user calls it; `findOne(["_id": id])`, which compiles a
+//   filter first, is measured too) against `SELECT doc FROM docs WHERE _id = ?` (autocommit,
 //   so a read transaction of its own too). Paired thread-CPU ratio.
 // - commit/<N>: one document inserted and committed durably (fsync): `Collection.insert` against
 //   an autocommit INSERT with `synchronous=FULL`; N documents are in each store first. Paired
@@ -344,6 +345,14 @@ let benchmarks: @Sendable () -> Void = {
     let length = probes[probe].1.withUnsafeBufferPointer { csq_get_bson(stores.sqlite, $0.baseAddress, 12) }
     precondition(length > 0)
   }
+  let reefGet = {
+    let stores = prepareProbes()
+    probe = (probe + 1) & 4095
+    let found = try! stores.reef.collection("plain").document(forID: .objectId(probes[probe].0))
+    precondition(found != nil)
+  }
+  register("lookup/\(readLabel)/reef-documentForID") { reefGet() }
+  registerPair("lookup/\(readLabel)/reef-documentForID~sqlite-select-pk", reef: reefGet, anchor: sqliteLookup)
   register("lookup/\(readLabel)/reef-findOne") { reefLookup() }
   register("lookup/\(readLabel)/sqlite-select-pk") { sqliteLookup() }
   registerPair("lookup/\(readLabel)/reef-findOne~sqlite-select-pk", reef: reefLookup, anchor: sqliteLookup)
