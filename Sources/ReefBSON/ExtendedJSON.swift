@@ -271,6 +271,23 @@ public struct ExtendedJSONParser {
   }
 }
 
+extension BSON {
+  /// The value alone as compact Extended JSON v2: `"Ann"`, `5` or `{"$numberInt":"5"}`,
+  /// `{"a":[1,2]}` — what ``Document/extendedJSON(_:pretty:)`` writes for it inside a document.
+  public func extendedJSON(_ mode: ExtendedJSONMode = .relaxed) -> String {
+    var builder = DocumentBuilder()
+    builder.append("", self)
+    // The one element of {"": value}: type byte at offset 4, empty key, value at offset 6.
+    return builder.document.withUnsafeBytes { bytes in
+      var writer = ExtendedJSONWriter(
+        out: ExtendedJSONBuffer(capacity: bytes.count &* 2 &+ 16), mode: mode, pretty: false)
+      defer { writer.out.release() }
+      _ = writer.value(type: bytes[4], bytes.baseAddress! + 6, level: 0)
+      return String(decoding: UnsafeBufferPointer(start: writer.out.base, count: writer.out.count), as: UTF8.self)
+    }
+  }
+}
+
 extension Document: CustomStringConvertible, CustomDebugStringConvertible {
   /// Relaxed Extended JSON.
   public var description: String { extendedJSON(.relaxed) }

@@ -140,18 +140,9 @@ public struct QueryCommand: ParsableCommand {
       throw failure(error, input: path)
     }
     var results = 0
-    let mode: ExtendedJSONMode = format == .relaxed ? .relaxed : .canonical
     let emit = { (document: Document) throws(BSONError) in
       results += 1
-      guard !count else { return }
-      if format == .bson {
-        try document.withUnsafeBytes { bytes throws(BSONError) in try out.write(bytes) }
-      } else {
-        try out.append { buffer in
-          document.appendExtendedJSON(to: &buffer, mode: mode)
-          buffer.append(0x0A)
-        }
-      }
+      if !count { try write(document, to: out) }
     }
     do throws(BSONError) {
       if options.sort != nil || !query.sort.isEmpty || !query.distinct.isEmpty {
@@ -159,7 +150,7 @@ public struct QueryCommand: ParsableCommand {
         while let document = try reader.next() {
           if query.matches(document) { matches.append(document) }
         }
-        for document in query.find(in: matches, options: options) { try emit(document) }
+        for document in query.arrange(matches, options: options) { try emit(document) }
       } else {
         // Stream: test each document as it is read; stop reading at the limit.
         var matched = 0
@@ -193,25 +184,28 @@ public struct QueryCommand: ParsableCommand {
     } catch {
       throw failure(error)
     }
-    let mode: ExtendedJSONMode = format == .relaxed ? .relaxed : .canonical
     do {
       if count {
         try out.write("\(results.count)\n")
       } else {
-        for document in results {
-          if format == .bson {
-            try document.withUnsafeBytes { bytes throws(BSONError) in try out.write(bytes) }
-          } else {
-            try out.append { buffer in
-              document.appendExtendedJSON(to: &buffer, mode: mode)
-              buffer.append(0x0A)
-            }
-          }
-        }
+        for document in results { try write(document, to: out) }
       }
       try out.close()
     } catch {
       throw failure(error, input: "-")
+    }
+  }
+
+  /// Writes one result in the chosen format: BSON, or an Extended JSON line.
+  func write(_ document: Document, to out: ByteSink) throws(BSONError) {
+    if format == .bson {
+      try document.withUnsafeBytes { bytes throws(BSONError) in try out.write(bytes) }
+    } else {
+      let mode: ExtendedJSONMode = format == .relaxed ? .relaxed : .canonical
+      try out.append { buffer in
+        document.appendExtendedJSON(to: &buffer, mode: mode)
+        buffer.append(0x0A)
+      }
     }
   }
 

@@ -418,3 +418,10 @@ public func compareBSON(_ a: BSON, _ b: BSON) -> Int {
   let right = Literal(b)
   return withExtendedLifetime((left, right)) { compareValues(left.value, right.value) }
 }
+
+extension BSON {
+  /// The value's place in MongoDB's order of types (MinKey 0, undefined, null, numbers, strings
+  /// and symbols, objects, arrays, binary, ObjectId, bool, date, timestamp, regex, DBPointer,
+  /// code, code with scope, MaxKey 16): values of different ranks compare by rank alone.
+  public var canonicalTypeRank: Int { canonicalRank(type.rawValue) }
+}

@@ -18,15 +18,7 @@ public func parseFilter(_ filter: Document) throws(QueryError) -> QueryNode {
 }
 
 /// A short description of a value for error messages: its type and relaxed Extended JSON.
-func describe(_ value: BSON) -> String {
-  var builder = DocumentBuilder()
-  builder.append("v", value)
-  let json = builder.document.extendedJSON(.relaxed)
-  // `{"v":…}` or `{"v": …}`: keep what follows the first colon, without the closing brace.
-  guard let colon = json.firstIndex(of: ":") else { return value.type.name }
-  let inner = json[json.index(after: colon)...].dropLast().drop { $0 == " " }
-  return "\(value.type.name) \(inner)"
-}
+func describe(_ value: BSON) -> String { "\(value.type.name) \(value.extendedJSON())" }
 
 private struct FilterParser {
   static let unsupported: Set<String> = [

@@ -27,30 +27,38 @@ extension Query {
   /// Without a sort or `DISTINCT`, documents are tested one at a time and the scan stops once
   /// the limit is reached.
   public func find(in source: some Sequence<Document>, options: FindOptions = FindOptions()) -> [Document] {
-    var results: [Document] = []
-    let needsAll = options.sort != nil || !sort.isEmpty || !distinct.isEmpty
-    if needsAll {
-      results = source.filter(matches)
-      if !sort.isEmpty { results = SortSpecification(sort).sorted(results) }
-      if !distinct.isEmpty { results = Query.distinct(results, on: distinct) }
-      if let limit { results = Array(results.prefix(limit)) }
-      if let sort = options.sort { results = sort.sorted(results) }
-      results = Array(results.dropFirst(max(0, options.skip)))
-      if let limit = options.limit, limit > 0 { results = Array(results.prefix(limit)) }
-    } else {
-      var matched = 0
-      var skipped = 0
-      for document in source where matches(document) {
-        if let limit, matched >= limit { break }
-        matched += 1
-        if skipped < options.skip {
-          skipped += 1
-          continue
-        }
-        results.append(document)
-        if let limit = options.limit, limit > 0, results.count >= limit { break }
-      }
+    guard let needed = matchesNeeded(for: options) else { return arrange(source.filter(matches), options: options) }
+    var matched: [Document] = []
+    for document in source where matches(document) {
+      guard matched.count < needed else { break }
+      matched.append(document)
     }
+    return arrange(matched, options: options)
+  }
+
+  /// How many matches, in input order, decide the result of a find: nil when all of them may
+  /// (a sort, `DISTINCT`, or no limit), so a scan may stop after this many.
+  public func matchesNeeded(for options: FindOptions) -> Int? {
+    guard options.sort == nil, sort.isEmpty, distinct.isEmpty else { return nil }
+    var needed = limit
+    if let optionsLimit = options.limit, optionsLimit > 0 {
+      let throughLimit = max(0, options.skip) + optionsLimit
+      needed = min(needed ?? throughLimit, throughLimit)
+    }
+    return needed
+  }
+
+  /// Documents that already match, in input order, after the query's own `SORT`, `DISTINCT`
+  /// and `LIMIT` and then the options' sort, skip, limit and projection: the rest of a find
+  /// whose matching was done elsewhere (through an index, or while reading a stream).
+  public func arrange(_ matches: [Document], options: FindOptions = FindOptions()) -> [Document] {
+    var results = matches
+    if !sort.isEmpty { results = SortSpecification(sort).sorted(results) }
+    if !distinct.isEmpty { results = Query.distinct(results, on: distinct) }
+    if let limit { results = Array(results.prefix(limit)) }
+    if let sort = options.sort { results = sort.sorted(results) }
+    results = Array(results.dropFirst(max(0, options.skip)))
+    if let limit = options.limit, limit > 0 { results = Array(results.prefix(limit)) }
     if let projection = options.projection { results = results.map(projection.apply) }
     return results
   }

@@ -239,7 +239,7 @@ final class SubqueryMatcher: Matcher, @unchecked Sendable {
         if query.matches(element.value) { count += 1 }
       }
     }
-    return Literal(.int64(count)).withValue { comparison.test($0) }
+    return comparison.test(count: count)
   }
 }
 
@@ -260,7 +260,7 @@ final class AggregateMatcher: Matcher, @unchecked Sendable {
     let lists = lists(at: segments, in: root)
     if aggregate == .count {
       let count = lists.reduce(0) { $0 + $1.elementCount }
-      return Literal(.int64(Int64(count))).withValue { comparison.test($0) }
+      return comparison.test(count: Int64(count))
     }
     var values: [RawValue] = []
     for list in lists {
@@ -316,6 +316,13 @@ final class AggregateMatcher: Matcher, @unchecked Sendable {
       }
       return integral ? .int64(integerSum) : .double(doubleSum)
     }
+  }
+}
+
+extension CompiledTest {
+  /// The test on a count (of a list, or of a subquery's matches), read in place as an int64.
+  func test(count: Int64) -> Bool {
+    withUnsafeBytes(of: count.littleEndian) { test(RawValue(type: 0x12, pointer: $0.baseAddress!)) }
   }
 }
 
@@ -402,31 +409,8 @@ final class EqualityMatcher: Matcher, @unchecked Sendable {
   /// The value of the key at `level` in a document.
   @inline(__always)
   private func field(of document: RawValue, level: Int) -> RawValue? {
-    let wanted = UnsafeRawPointer(keyBytes) + keyStarts[level]
-    let wantedCount = keyStarts[level + 1] - keyStarts[level]
-    let first = wanted.load(as: UInt8.self)
-    var position = document.pointer + 4
-    let end = document.pointer + Int(document.int32()) - 1
-    while position < end {
-      let type = position.load(as: UInt8.self)
-      let key = position + 1
-      var index = 0
-      if key.load(as: UInt8.self) == first {
-        index = 1
-        while index < wantedCount
-          && key.load(fromByteOffset: index, as: UInt8.self) == wanted.load(fromByteOffset: index, as: UInt8.self)
-        {
-          index += 1
-        }
-        if index == wantedCount && key.load(fromByteOffset: index, as: UInt8.self) == 0 {
-          return RawValue(type: type, pointer: key + index + 1)
-        }
-      }
-      while key.load(fromByteOffset: index, as: UInt8.self) != 0 { index += 1 }
-      let value = RawValue(type: type, pointer: key + index + 1)
-      position = value.pointer + value.size
-    }
-    return nil
+    document.field(
+      UnsafeRawBufferPointer(start: keyBytes + keyStarts[level], count: keyStarts[level + 1] - keyStarts[level]))
   }
 
   @inline(__always)

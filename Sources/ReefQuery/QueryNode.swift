@@ -161,4 +161,14 @@ public struct SortKey: Hashable, Sendable {
     self.path = path
     self.ascending = ascending
   }
+
+  /// A key from an element of a MongoDB sort or index key document: `1` ascending, `-1`
+  /// descending (int32, int64 or double); nil for any other direction.
+  public init?(_ path: String, direction: BSON) {
+    switch direction {
+    case .int32(1), .int64(1), .double(1): self.init(FieldPath(path), ascending: true)
+    case .int32(-1), .int64(-1), .double(-1): self.init(FieldPath(path), ascending: false)
+    default: return nil
+    }
+  }
 }

@@ -106,25 +106,38 @@ struct RawElements: IteratorProtocol {
 extension RawValue {
   /// The value of the first element named `name` when this is a document (or array).
   @inlinable func field(_ name: [UInt8]) -> RawValue? {
+    name.withUnsafeBytes { field($0) }
+  }
+
+  /// The value of the first element whose key is the bytes of `wanted` (without a zero), when
+  /// this is a document (or array). Each key is compared while it is scanned, stopping at the
+  /// first difference, so a key is read once.
+  @inlinable func field(_ wanted: UnsafeRawBufferPointer) -> RawValue? {
     var position = pointer + 4
     let end = pointer + Int(int32()) - 1
-    let count = name.count
-    return name.withUnsafeBytes { wanted -> RawValue? in
-      while position < end {
-        let type = position.load(as: UInt8.self)
-        let key = position + 1
-        var index = 0
-        // Compare while scanning: stop at the first difference or at the key's end.
-        while index < count && key.load(fromByteOffset: index, as: UInt8.self) == wanted[index] { index += 1 }
-        if index == count && key.load(fromByteOffset: index, as: UInt8.self) == 0 {
+    let count = wanted.count
+    // Most keys differ from the wanted one in their first byte (the empty key has only its zero).
+    let first = count > 0 ? wanted.load(as: UInt8.self) : 0
+    while position < end {
+      let type = position.load(as: UInt8.self)
+      let key = position + 1
+      var index = 0
+      if key.load(as: UInt8.self) == first {
+        index = 1
+        while index < count
+          && key.load(fromByteOffset: index, as: UInt8.self) == wanted.load(fromByteOffset: index, as: UInt8.self)
+        {
+          index += 1
+        }
+        if index >= count && key.load(fromByteOffset: count, as: UInt8.self) == 0 {
           return RawValue(type: type, pointer: key + count + 1)
         }
-        while key.load(fromByteOffset: index, as: UInt8.self) != 0 { index += 1 }
-        let value = RawValue(type: type, pointer: key + index + 1)
-        position = value.pointer + value.size
       }
-      return nil
+      while key.load(fromByteOffset: index, as: UInt8.self) != 0 { index += 1 }
+      let value = RawValue(type: type, pointer: key + index + 1)
+      position = value.pointer + value.size
     }
+    return nil
   }
 
   /// The element at `index` when this is an array.

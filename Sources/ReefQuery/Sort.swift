@@ -24,20 +24,13 @@ public struct SortSpecification: Sendable {
   public init(_ document: Document) throws(QueryError) {
     var keys: [SortKey] = []
     for element in document {
-      let direction: Double? =
-        switch element.value {
-        case .int32(let value): Double(value)
-        case .int64(let value): Double(value)
-        case .double(let value): value
-        default: nil
-        }
-      guard let direction, direction == 1 || direction == -1 else {
+      guard let key = SortKey(element.key, direction: element.value) else {
         throw QueryError(
           "sort direction must be 1 (ascending) or -1 (descending), found \(describe(element.value))",
           keyPath: [element.key])
       }
       guard !element.key.isEmpty else { throw QueryError("sort key cannot be empty", keyPath: [element.key]) }
-      keys.append(SortKey(FieldPath(element.key), ascending: direction == 1))
+      keys.append(key)
     }
     self.keys = keys
   }

@@ -66,7 +66,7 @@ extension Store {
         let metadata = CollectionMetadata(indexes: indexes, uuid: try collection.uuid())
         try writer.beginNamespace(namespace, metadata: metadata)
         var count = 0
-        try collection.forEachDocument { document in
+        try collection.forEach { document in
           try writer.write(document)
           count += 1
           if count % 1000 == 0 {

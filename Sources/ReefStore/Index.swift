@@ -22,22 +22,15 @@ public struct IndexSpecification: Sendable, Hashable {
     var sortKeys: [SortKey] = []
     var nameParts: [String] = []
     for element in keys {
-      let direction: Int? =
-        switch element.value {
-        case .int32(let value): Int(value)
-        case .int64(let value): Int(value)
-        case .double(let value) where value == 1 || value == -1: Int(value)
-        default: nil
-        }
-      guard let direction, direction == 1 || direction == -1 else {
+      guard let key = SortKey(element.key, direction: element.value) else {
         throw StoreError(
           .index, "index key \(element.key) must be 1 or -1 (text, hashed and geospatial indexes are not supported)")
       }
       guard !element.key.isEmpty, !element.key.hasPrefix("$") else {
         throw StoreError(.index, "invalid index key \"\(element.key)\"")
       }
-      sortKeys.append(SortKey(FieldPath(element.key), ascending: direction == 1))
-      nameParts.append("\(element.key)_\(direction)")
+      sortKeys.append(key)
+      nameParts.append("\(element.key)_\(key.ascending ? 1 : -1)")
     }
     guard !sortKeys.isEmpty else { throw StoreError(.index, "an index needs at least one key") }
     self.keys = sortKeys
@@ -107,10 +100,9 @@ public struct IndexSpecification: Sendable, Hashable {
       if !values.isEmpty { anyPresent = true }
       if missing || values.isEmpty { values.append(.null) }
       if sawArray { arrayFields.append(key.path.description) }
-      // One key per distinct value.
-      var distinct: [BSON] = []
-      for value in values where !distinct.contains(where: { compareBSON($0, value) == 0 }) { distinct.append(value) }
-      perField.append(distinct)
+      // One key per distinct value: equal values (1, 1.0, …) have the same encoding.
+      var seen = Set<[UInt8]>()
+      perField.append(values.filter { seen.insert(KeyEncoding.encode([$0])).inserted })
     }
     if sparse && !anyPresent { return [] }
     if arrayFields.count > 1 {

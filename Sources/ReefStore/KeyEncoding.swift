@@ -123,6 +123,15 @@ extension KeyEncoding {
     static let end: UInt8 = 0x00
   }
 
+  /// The rank byte (``rankByte(_:)``) of the value whose encoding starts with `tag`.
+  static func rankByte(ofTag tag: UInt8) -> UInt8 {
+    switch tag {
+    case Tag.nan...Tag.positiveInfinity: Tag.nan
+    case Tag.boolTrue: Tag.boolFalse
+    default: tag
+    }
+  }
+
   /// The byte that stands for a value's canonical type inside a document or array: the type
   /// byte with the number classes and the two booleans folded together.
   static func rankByte(_ value: BSON) -> UInt8 {

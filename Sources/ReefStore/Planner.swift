@@ -110,6 +110,11 @@ enum Planner {
 }
 
 /// A range of an index's keys, by the value of their first component.
+///
+/// Keys are compared as bytes, never decoded: equal values encode identically, the encoding
+/// preserves MongoDB's order, and every encoding delimits itself, so comparing a key's first
+/// bytes with a value's encoding compares its first component with the value, and the key's
+/// first byte tells its type.
 struct KeyRange {
   enum Step {
     case take
@@ -119,69 +124,38 @@ struct KeyRange {
 
   /// Where reading starts.
   let start: [UInt8]
-  private let test: (BSON) -> Step
-  /// For an equality: keys whose first component equals the value start with exactly these
-  /// bytes (equal values encode identically and every encoding is self-delimiting), so keys are
-  /// compared as bytes, without decoding them.
-  private let equalPrefix: [UInt8]?
+  /// The encoded bound and how keys relative to it are treated.
+  private let bound: [UInt8]
+  private let comparison: ComparisonOperator
+  /// The rank byte of the bound's type: a range never leaves its type (type bracketing).
+  private let rank: UInt8
 
-  init(equal value: BSON) {
-    start = KeyEncoding.encode([value])
-    test = { compareBSON($0, value) == 0 ? .take : .stop }
-    equalPrefix = start
-  }
+  init(equal value: BSON) { self.init(value, .equal) }
 
   init(_ value: BSON, _ comparison: ComparisonOperator) {
-    equalPrefix = nil
-    let rank = typeRank(value)
+    bound = KeyEncoding.encode([value])
+    self.comparison = comparison
+    rank = KeyEncoding.rankByte(value)
     switch comparison {
-    case .greater, .greaterOrEqual:
-      start = KeyEncoding.encode([value])
-      test = { found in
-        guard typeRank(found) == rank else { return .stop }
-        return comparison == .greater && compareBSON(found, value) == 0 ? .skip : .take
-      }
-    default:
-      start = KeyEncoding.encode([minimum(ofTypeOf: value)])
-      test = { found in
-        guard typeRank(found) == rank else { return typeRank(found) < rank ? .skip : .stop }
-        let order = compareBSON(found, value)
-        return order < 0 || (order == 0 && comparison == .lessOrEqual) ? .take : .stop
-      }
+    case .less, .lessOrEqual: start = KeyEncoding.encode([minimum(ofTypeOf: value)])
+    default: start = bound
     }
   }
 
   /// What to do with an index key.
   func step(_ key: UnsafeRawBufferPointer) -> Step {
-    if let equalPrefix {
-      // Reading starts at the prefix, so a key without it is past the range.
-      return key.count >= equalPrefix.count && key.prefix(equalPrefix.count).elementsEqual(equalPrefix) ? .take : .stop
+    // Reading starts at or after the type's first key, so a key of another type is past the range.
+    guard let tag = key.first, KeyEncoding.rankByte(ofTag: tag) == rank else { return .stop }
+    let prefix = key.prefix(bound.count)
+    let order = prefix.elementsEqual(bound) ? 0 : (prefix.lexicographicallyPrecedes(bound) ? -1 : 1)
+    switch comparison {
+    case .equal: return order == 0 ? .take : .stop
+    case .greater: return order == 0 ? .skip : .take
+    case .greaterOrEqual: return .take
+    case .less: return order < 0 ? .take : .stop
+    case .lessOrEqual: return order <= 0 ? .take : .stop
+    case .notEqual: return .stop
     }
-    guard let (value, _) = try? KeyEncoding.decode(Array(key), at: 0) else { return .stop }
-    return test(value)
-  }
-}
-
-/// MongoDB's canonical type rank (the query module's order).
-func typeRank(_ value: BSON) -> Int {
-  switch value {
-  case .minKey: 0
-  case .undefined: 1
-  case .null: 2
-  case .double, .int32, .int64, .decimal128: 3
-  case .string, .symbol: 4
-  case .document: 5
-  case .array: 6
-  case .binary: 7
-  case .objectId: 8
-  case .bool: 9
-  case .datetime: 10
-  case .timestamp: 11
-  case .regex: 12
-  case .dbPointer: 13
-  case .javascript: 14
-  case .javascriptWithScope: 15
-  case .maxKey: 16
   }
 }
 

@@ -17,7 +17,7 @@ extension TransactionCollection {
   /// - Parameters:
   ///   - filter: Which documents to visit; the whole collection by default.
   ///   - body: Called with each matching document, a view of the store's memory map that is
-  ///     valid only during the call (copy it with `Document(bytes:)` to keep it). Returns `false`
+  ///     valid only during the call (keep it with `copied()`). Returns `false`
   ///     to stop.
   /// - Throws: ``StoreError`` when the filter does not compile or a stored document is damaged;
   ///   whatever `body` throws, which stops the visit.
@@ -29,12 +29,7 @@ extension TransactionCollection {
     else { return }
     var failure: (any Error)?
     try lmdb.scan(documentsDB) { _, bytes throws(StoreError) in
-      let view: Document
-      do {
-        view = try Document(bytesNoCopy: bytes, owner: nil)
-      } catch {
-        throw StoreError(.corrupt, "a stored document of \(name) is damaged: \(error)")
-      }
+      let view = try storedDocument(bytes)
       guard query.matches(view) else { return true }
       do {
         return try body(view)

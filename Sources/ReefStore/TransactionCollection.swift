@@ -76,7 +76,7 @@ public struct TransactionCollection {
     do {
       return try Document(bytes: bytes)
     } catch {
-      throw StoreError(.corrupt, "the stored document \(describe(id)) of \(name) is damaged: \(error)")
+      throw StoreError(.corrupt, "the stored document \(id.extendedJSON()) of \(name) is damaged: \(error)")
     }
   }
 
@@ -100,16 +100,18 @@ public struct TransactionCollection {
   /// one), in MongoDB's order.
   public func distinct(_ key: String, filter: Document = Document()) throws(StoreError) -> [BSON] {
     let spec = try IndexSpecification(keys: ["\(key)": 1] as Document, name: "distinct")
-    var values: [BSON] = []
+    // By encoded key: equal values share an encoding, and its byte order is MongoDB's order.
+    var values: [[UInt8]: BSON] = [:]
     for document in try find(filter) {
       for entry in try spec.entries(for: document) {
         let value = entry[0]
         if case .undefined = value { continue }
         if case .null = value, document[key] == nil { continue }
-        if !values.contains(where: { compareBSON($0, value) == 0 }) { values.append(value) }
+        let encoded = KeyEncoding.encode([value])
+        if values[encoded] == nil { values[encoded] = value }  // the first of equal values
       }
     }
-    return values.sorted { compareBSON($0, $1) < 0 }
+    return values.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map(\.value)
   }
 
   /// How the query would run, after running it.
@@ -135,17 +137,12 @@ public struct TransactionCollection {
     var matches: [Document] = []
     var matchKeys: [[UInt8]] = []
     var explain = Explain(index: nil, keysExamined: 0, documentsExamined: 0, returned: 0)
-    let test = { (bytes: UnsafeRawBufferPointer, primaryKey: UnsafeRawBufferPointer?) throws(StoreError) in
+    let test = { (bytes: UnsafeRawBufferPointer, primaryKey: [UInt8]?) throws(StoreError) in
       explain.documentsExamined += 1
-      let view: Document
-      do {
-        view = try Document(bytesNoCopy: bytes, owner: nil)
-      } catch {
-        throw StoreError(.corrupt, "a stored document of \(name) is damaged: \(error)")
-      }
+      let view = try storedDocument(bytes)
       if query.matches(view) {
-        matches.append(view.copy())
-        if let primaryKey { matchKeys.append(Array(primaryKey)) }
+        matches.append(view.copied())
+        if let primaryKey { matchKeys.append(primaryKey) }
       }
     }
     if let id = Planner.primaryKey(query.node) {
@@ -171,7 +168,7 @@ public struct TransactionCollection {
           }
           let primaryKey = Array(primary)
           guard seen.insert(primaryKey).inserted else { return true }
-          if let bytes = try lmdb.get(documentsDB, primaryKey) { try test(bytes, primary) }
+          if let bytes = try lmdb.get(documentsDB, primaryKey) { try test(bytes, primaryKey) }
           return true
         }
       }
@@ -179,12 +176,14 @@ public struct TransactionCollection {
       let order = matchKeys.indices.sorted { matchKeys[$0].lexicographicallyPrecedes(matchKeys[$1]) }
       matches = order.map { matches[$0] }
     } else {
+      // In natural order, the scan can stop once the matches that decide the result are found.
+      let needed = query.matchesNeeded(for: options)
       try lmdb.scan(documentsDB) { _, bytes throws(StoreError) in
         try test(bytes, nil)
-        return true
+        return needed.map { matches.count < $0 } ?? true
       }
     }
-    let results = query.find(in: matches, options: options)
+    let results = query.arrange(matches, options: options)
     explain.returned = results.count
     return (results, explain)
   }
@@ -357,12 +356,7 @@ public struct TransactionCollection {
     let indexDB = try transaction.database(info.indexName(index), create: true)!
     if let documentsDB = try transaction.database(info.documentsName, create: false) {
       try lmdb.scan(documentsDB) { _, bytes throws(StoreError) in
-        let document: Document
-        do {
-          document = try Document(bytesNoCopy: bytes, owner: nil)
-        } catch {
-          throw StoreError(.corrupt, "a stored document of \(name) is damaged: \(error)")
-        }
+        let document = try storedDocument(bytes)
         try addEntries(document, id: document["_id"] ?? .null, index: index, database: indexDB)
         return true
       }
@@ -414,28 +408,14 @@ public struct TransactionCollection {
     try transaction.info(name, create: false)?.uuidString
   }
 
-  /// Visits the stored documents in `_id` order, as views of the map valid only during the call
-  /// of `body`, until `body` returns false.
-  func forEachDocument(_ body: (Document) throws -> Bool) throws {
-    guard let info = try transaction.info(name, create: false),
-      let documentsDB = try transaction.database(info.documentsName, create: false)
-    else { return }
-    var failure: (any Error)?
-    try lmdb.scan(documentsDB) { _, bytes throws(StoreError) in
-      let document: Document
-      do {
-        document = try Document(bytesNoCopy: bytes, owner: nil)
-      } catch {
-        throw StoreError(.corrupt, "a stored document of \(name) is damaged: \(error)")
-      }
-      do {
-        return try body(document)
-      } catch {
-        failure = error
-        return false
-      }
+  /// A stored document as a view of the map (valid until the transaction ends), validated:
+  /// damaged bytes are an error, never an out-of-bounds read.
+  func storedDocument(_ bytes: UnsafeRawBufferPointer) throws(StoreError) -> Document {
+    do {
+      return try Document(bytesNoCopy: bytes, owner: nil)
+    } catch {
+      throw StoreError(.corrupt, "a stored document of \(name) is damaged: \(error)")
     }
-    if let failure { throw failure }
   }
 
   // MARK: Storing
@@ -484,7 +464,8 @@ public struct TransactionCollection {
     }
     if old == nil, try lmdb.get(documentsDB, primaryKey) != nil {
       throw StoreError(
-        .duplicateKey, "E11000 duplicate key error collection: \(name) index: _id_ dup key: { _id: \(describe(id)) }")
+        .duplicateKey,
+        "E11000 duplicate key error collection: \(name) index: _id_ dup key: { _id: \(id.extendedJSON()) }")
     }
     var planned: [(database: MDB_dbi, index: IndexSpecification, keys: [[UInt8]])] = []
     for index in info.indexes {
@@ -498,7 +479,7 @@ public struct TransactionCollection {
             .index, "a key of \(stored.count) bytes is over LMDB's limit of 511 bytes (index \(index.name))")
         }
         if index.unique, let existing = try lmdb.get(indexDB, key), Array(existing) != primaryKey {
-          let shown = zip(index.keys, values).map { "\($0.path): \(describe($1))" }.joined(separator: ", ")
+          let shown = zip(index.keys, values).map { "\($0.path): \($1.extendedJSON())" }.joined(separator: ", ")
           throw StoreError(
             .duplicateKey, "E11000 duplicate key error collection: \(name) index: \(index.name) dup key: { \(shown) }")
         }
@@ -526,7 +507,7 @@ public struct TransactionCollection {
       if index.unique {
         if try !lmdb.put(database, key, primaryKey, unique: true) {
           if let existing = try lmdb.get(database, key), Array(existing) == primaryKey { continue }
-          let shown = zip(index.keys, values).map { "\($0.path): \(describe($1))" }.joined(separator: ", ")
+          let shown = zip(index.keys, values).map { "\($0.path): \($1.extendedJSON())" }.joined(separator: ", ")
           throw StoreError(
             .duplicateKey, "E11000 duplicate key error collection: \(name) index: \(index.name) dup key: { \(shown) }")
         }
@@ -546,18 +527,4 @@ public struct TransactionCollection {
       }
     }
   }
-}
-
-/// A value in relaxed Extended JSON, for messages.
-func describe(_ value: BSON) -> String {
-  var builder = DocumentBuilder()
-  builder.append("v", value)
-  let json = builder.document.extendedJSON(.relaxed)
-  guard let colon = json.firstIndex(of: ":") else { return value.type.name }
-  return String(json[json.index(after: colon)...].dropLast().drop { $0 == " " })
-}
-
-extension Document {
-  /// A copy in memory of its own (a view of LMDB's map is valid only inside its transaction).
-  func copy() -> Document { copied() }
 }

@@ -142,7 +142,7 @@ struct UpdateState {
   var changed = false
 
   /// `{_id: …}` for messages.
-  var idDescription: String { id.map { "{_id: \(shellString($0))}" } ?? "{no _id}" }
+  var idDescription: String { id.map { "{_id: \($0.extendedJSON())}" } ?? "{no _id}" }
 
   mutating func apply(_ step: UpdateStep, isInsert: Bool) throws(UpdateError) {
     switch step.operation {
@@ -259,7 +259,7 @@ struct UpdateState {
 
   static func notViable(_ path: [String], _ depth: Int, name: String, value: BSON) -> UpdateError {
     UpdateError(
-      "Cannot create field '\(path[depth])' in element {\(name): \(shellString(value))}: "
+      "Cannot create field '\(path[depth])' in element {\(name): \(value.extendedJSON())}: "
         + "the path '\(path.prefix(depth).joined(separator: "."))' holds a value of type \(typeName(value))",
       keyPath: path)
   }
@@ -321,7 +321,7 @@ struct UpdateState {
   func traverseError(_ path: [String], _ depth: Int, _ value: BSON) -> UpdateError {
     UpdateError(
       "cannot use the part (\(path[depth]) of \(path.joined(separator: "."))) to traverse the element "
-        + "({\(depth > 0 ? path[depth - 1] : ""): \(shellString(value))})", keyPath: path)
+        + "({\(depth > 0 ? path[depth - 1] : ""): \(value.extendedJSON())})", keyPath: path)
   }
 }
 
@@ -352,7 +352,7 @@ func leaf(_ operation: UpdateOperation, _ current: BSON?, path: [String], id: St
     guard let result = isInc ? add(current, operand) : multiply(current, operand) else {
       throw UpdateError(
         "Failed to apply \(operation.name) operations to current value (\(typeName(current)) "
-          + "\(shellString(current))) for document \(id): the result overflows a \(typeName(current))",
+          + "\(current.extendedJSON())) for document \(id): the result overflows a \(typeName(current))",
         keyPath: path)
     }
     return result == current ? .keep : .replace(result)

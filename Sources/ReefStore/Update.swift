@@ -70,7 +70,7 @@ public struct Update: Sendable {
       guard case .document(let fields) = element.value else {
         throw UpdateError(
           "Modifiers operate on fields but we found type \(typeName(element.value)) instead. For example: "
-            + "{$mod: {<field>: ...}} not {\(name): \(shellString(element.value))}", keyPath: [name])
+            + "{$mod: {<field>: ...}} not {\(name): \(element.value.extendedJSON())}", keyPath: [name])
       }
       for field in fields {
         let path = try parsePath(field.key)
@@ -202,22 +202,22 @@ enum UpdateOperation: Sendable {
     case .inc, .mul:
       guard isNumeric(value) else {
         let verb = kind == .inc ? "increment" : "multiply"
-        throw fail("Cannot \(verb) with non-numeric argument: {\(field): \(shellString(value))}")
+        throw fail("Cannot \(verb) with non-numeric argument: {\(field): \(value.extendedJSON())}")
       }
       return kind == .inc ? .inc(value) : .mul(value)
     case .min: return .min(value)
     case .max: return .max(value)
     case .rename:
       guard case .string(let target) = value else {
-        throw fail("The 'to' field for $rename must be a string: \(field): \(shellString(value))")
+        throw fail("The 'to' field for $rename must be a string: \(field): \(value.extendedJSON())")
       }
       let targetPath = try parsePath(target)
       if targetPath == path {
-        throw fail("The source and target field for $rename must differ: \(field): \(shellString(value))")
+        throw fail("The source and target field for $rename must differ: \(field): \(value.extendedJSON())")
       }
       if targetPath.starts(with: path) || path.starts(with: targetPath) {
         throw fail(
-          "The source and target field for $rename must not be on the same path: \(field): \(shellString(value))")
+          "The source and target field for $rename must not be on the same path: \(field): \(value.extendedJSON())")
       }
       return .renameTo(targetPath)
     case .push: return .push(try parsePush(value, path: path))
@@ -233,10 +233,10 @@ enum UpdateOperation: Sendable {
       }
       return .addToSet([value])
     case .pop:
-      guard isNumeric(value) else { throw fail("Expected a number in: \(field): \(shellString(value))") }
+      guard isNumeric(value) else { throw fail("Expected a number in: \(field): \(value.extendedJSON())") }
       let order = compareBSON(value, .int32(0))
       guard compareBSON(value, .int32(1)) == 0 || compareBSON(value, .int32(-1)) == 0 else {
-        throw fail("$pop expects 1 or -1, found: \(shellString(value))")
+        throw fail("$pop expects 1 or -1, found: \(value.extendedJSON())")
       }
       return .pop(first: order < 0)
     case .pull: return .pull(try parsePull(value, path: path))
@@ -452,19 +452,5 @@ func typeName(_ value: BSON) -> String {
   case .decimal128: "decimal"
   case .minKey: "minKey"
   case .maxKey: "maxKey"
-  }
-}
-
-/// A value as relaxed Extended JSON, for messages.
-func shellString(_ value: BSON) -> String {
-  let json = Document([("v", value)]).extendedJSON(.relaxed)
-  // {"v": <value>} → <value>
-  guard let colon = json.firstIndex(of: ":") else { return json }
-  return String(json[json.index(after: colon)...].dropLast()).trimmingSpaces()
-}
-
-extension String {
-  func trimmingSpaces() -> String {
-    String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
   }
 }

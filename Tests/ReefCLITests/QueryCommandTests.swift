@@ -4,15 +4,6 @@ import Testing
 
 /// `reef query`, end to end through the built binary.
 @Suite struct QueryCommandTests {
-  /// A value as canonical Extended JSON, the form `--arg` takes.
-  static func extendedJSON(_ value: BSON) -> String {
-    var builder = DocumentBuilder()
-    builder.append("v", value)
-    let json = builder.document.extendedJSON(.canonical)
-    let colon = json.firstIndex(of: ":")!
-    return String(json[json.index(after: colon)...].dropLast())
-  }
-
   /// Every case of `Specs/query`, run through `reef query` on a BSON file of the case's documents.
   @Test(arguments: loadQuerySpecs().map(\.name))
   func specFileThroughCLI(_ name: String) throws {
@@ -30,7 +21,10 @@ import Testing
       if let filter = testCase.filter { runs.append(("filter", ["--filter", filter.extendedJSON(.canonical)])) }
       if let predicate = testCase.predicate {
         runs.append(
-          ("predicate", ["--where", predicate] + testCase.arguments.flatMap { ["--arg", Self.extendedJSON($0)] }))
+          (
+            "predicate",
+            ["--where", predicate] + testCase.arguments.flatMap { ["--arg", $0.extendedJSON(.canonical)] }
+          ))
       }
       for (language, arguments) in runs {
         let result = try runProcess(reefBinary, ["query", input] + arguments + common + projection)

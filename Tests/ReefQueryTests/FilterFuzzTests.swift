@@ -430,24 +430,12 @@ private enum RealisticInputs {
 
 // MARK: - Generation
 
-/// SplitMix64: a small seeded generator, so every run generates the same inputs.
-private struct SplitMix64: RandomNumberGenerator {
-  var state: UInt64
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-}
-
 /// A grammar of filter documents, with well-typed and ill-typed operator arguments, and of the
 /// documents to run them on.
 private struct FuzzGenerator {
   var rng: SplitMix64
 
-  init(seed: UInt64) { rng = SplitMix64(state: seed) }
+  init(seed: UInt64) { rng = SplitMix64(seed: seed) }
 
   mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &rng) }
   mutating func chance(_ percent: Int) -> Bool { int(1...100) <= percent }

@@ -12,11 +12,7 @@ import Testing
     try Query(filter: document(filter)).matches(document(json))
   }
 
-  func order(_ a: BSON, _ b: BSON) -> Int {
-    let left = Literal(a)
-    let right = Literal(b)
-    return withExtendedLifetime((left, right)) { compareValues(left.value, right.value) }
-  }
+  func order(_ a: BSON, _ b: BSON) -> Int { compareBSON(a, b) }
 
   @Test func numbersCompareExactlyAcrossTypes() {
     #expect(order(.int32(1), .double(1.0)) == 0)

@@ -1,19 +1,8 @@
 import ReefBSON
+import ReefTestSupport
 import Testing
 
 @testable import ReefQuery
-
-/// SplitMix64: a small seeded generator, so every run mutates the same way.
-private struct SplitMix64: RandomNumberGenerator {
-  var state: UInt64
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-}
 
 @Suite struct PredicateParserFuzzTests {
   static let seeds: [String] = [
@@ -43,7 +32,7 @@ private struct SplitMix64: RandomNumberGenerator {
   }
 
   @Test func mutatedPredicatesParseOrThrow() {
-    var rng = SplitMix64(state: 0x5EED_2024)
+    var rng = SplitMix64(seed: 0x5EED_2024)
     var parsed = 0
     var rejected = 0
     for _ in 0..<20_000 {
@@ -80,7 +69,7 @@ private struct SplitMix64: RandomNumberGenerator {
   }
 
   @Test func randomStringsParseOrThrow() {
-    var rng = SplitMix64(state: 0xF00D)
+    var rng = SplitMix64(seed: 0xF00D)
     for _ in 0..<5_000 {
       let length = Int.random(in: 0...40, using: &rng)
       let predicate = String((0..<length).map { _ in Self.alphabet.randomElement(using: &rng)! })

@@ -352,7 +352,7 @@ func compareStatistics(_ transaction: Transaction, model: CrashModel) throws(Sto
   // A multikey index has one entry per distinct element; an empty array is one (undefined) entry.
   let tagEntries = model.documents.values.reduce(0) { total, document in
     guard case .array(let tags)? = document["tags"] else { return total + 1 }
-    return total + max(1, Set(tags.map { describe($0) }).count)
+    return total + max(1, Set(tags.map { $0.extendedJSON() }).count)
   }
   check(CrashTransaction.documents, nil, documents?.count, model.documents.count)
   check(CrashTransaction.documents, "txn_1", entries(documents, "txn_1"), model.documents.count)
@@ -398,32 +398,16 @@ final class CrashDirectory {
   var store: String { path + "/crash.reef" }
   var errors: String { path + "/writer.stderr" }
 
-  init() throws {
-    var template = Array("/tmp/reef-crash-tests-XXXXXX".utf8CString)
-    guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-      throw StoreError(.storage, "cannot make a temporary directory (errno \(errno))")
-    }
-    path = String(cString: made)
-  }
+  init() throws { path = makeTemporaryDirectory("reef-crash-tests") }
 
-  deinit {
-    for file in [store, store + "-lock", errors] { unlink(file) }
-    rmdir(path)
-  }
+  deinit { removeTree(path) }
 
   /// What the writer last wrote to standard error.
   func errorText() -> String {
-    guard let file = fopen(errors, "r") else { return "(no standard error)" }
-    defer { fclose(file) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 4096)
-    while true {
-      let count = fread(&chunk, 1, chunk.count, file)
-      if count <= 0 { break }
-      bytes += chunk[..<count]
-    }
+    guard let bytes = readFile(errors) else { return "(no standard error)" }
     return bytes.isEmpty ? "(nothing on standard error)" : String(decoding: bytes, as: UTF8.self)
   }
+
 }
 
 /// A running `reef-crash-writer`, its standard output read through a pipe.

@@ -9,31 +9,6 @@ import Testing
   import Darwin
 #endif
 
-/// A fresh temporary directory for one test.
-func makeTemporaryDirectory() -> String {
-  var template = Array("/tmp/reef-dump-test-XXXXXX".utf8CString)
-  let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-  precondition(made != nil, "mkdtemp failed")
-  return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-}
-
-/// Removes a directory and everything in it (what ``makeTemporaryDirectory()`` made).
-func removeTree(_ path: String) {
-  if let dir = opendir(path) {
-    while let entry = readdir(dir) {
-      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-        String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-      }
-      guard name != ".", name != ".." else { continue }
-      removeTree(path + "/" + name)
-    }
-    closedir(dir)
-    rmdir(path)
-  } else {
-    unlink(path)
-  }
-}
-
 /// Writes bytes to a file.
 func writeFile(_ path: String, _ bytes: [UInt8]) {
   let sink = try! ByteSink(path: path, compression: .none)

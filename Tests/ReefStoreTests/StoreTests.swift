@@ -16,17 +16,12 @@ final class TemporaryStore {
   let store: Store
 
   init(options: StoreOptions = StoreOptions()) throws {
-    var template = Array("/tmp/reef-store-tests-XXXXXX".utf8CString)
-    directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+    directory = makeTemporaryDirectory("reef-store-tests")
     path = directory + "/test.reef"
     store = try Store(path: path, options: options)
   }
 
-  deinit {
-    unlink(path)
-    unlink(path + "-lock")
-    rmdir(directory)
-  }
+  deinit { removeTree(directory) }
 }
 
 func document(_ json: String) throws -> Document { try Document(extendedJSON: json) }
@@ -215,5 +210,19 @@ func document(_ json: String) throws -> Document { try Document(extendedJSON: js
     #expect(try items.document(forID: .double(1.0))?["v"] == "a")
     #expect(try items.document(forID: "k")?["v"] == "b")
     #expect(try items.document(forID: 2) == nil)
+  }
+}
+
+@Suite struct DistinctTests {
+  @Test func distinctValuesInMongoOrderWithArrayElementsOneByOne() throws {
+    let temporary = try TemporaryStore()
+    let people = temporary.store.collection("people")
+    try people.insertMany(
+      try [
+        #"{"_id": 1, "tag": "b"}"#, #"{"_id": 2, "tag": ["a", "b"]}"#, #"{"_id": 3, "tag": 1}"#,
+        #"{"_id": 4, "tag": 1.0}"#, #"{"_id": 5}"#, #"{"_id": 6, "tag": null}"#,
+      ].map(document))
+    #expect(try people.distinct("tag") == [.null, .int32(1), "a", "b"])
+    #expect(try people.distinct("tag", filter: document(#"{"_id": {"$lte": 2}}"#)) == ["a", "b"])
   }
 }

@@ -54,3 +54,28 @@ public func readFile(_ path: String) -> [UInt8]? {
   }
   return out
 }
+
+/// A fresh temporary directory for one test: `/tmp/<prefix>-XXXXXX`.
+public func makeTemporaryDirectory(_ prefix: String = "reef-test") -> String {
+  var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
+  let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+  precondition(made != nil, "mkdtemp failed (errno \(errno))")
+  return String(cString: made!)
+}
+
+/// Removes a directory and everything in it (what ``makeTemporaryDirectory(_:)`` made), or a file.
+public func removeTree(_ path: String) {
+  if let dir = opendir(path) {
+    while let entry = readdir(dir) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+        String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+      }
+      guard name != ".", name != ".." else { continue }
+      removeTree(path + "/" + name)
+    }
+    closedir(dir)
+    rmdir(path)
+  } else {
+    unlink(path)
+  }
+}

@@ -16,18 +16,6 @@ import ReefBSON
   import Darwin
 #endif
 
-/// A dataset's BSON in memory that neither side owns or copies: both read the same bytes.
-struct PinnedBytes: @unchecked Sendable {
-  let buffer: UnsafeRawBufferPointer
-  init(_ bytes: [UInt8]) {
-    let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 16)
-    memory.copyBytes(from: bytes)
-    buffer = UnsafeRawBufferPointer(memory)
-  }
-  var pointer: UnsafePointer<UInt8> { buffer.baseAddress!.assumingMemoryBound(to: UInt8.self) }
-  var count: Int { buffer.count }
-}
-
 /// Reads every value of a document the way `cb_iter_walk` does: key length, scalars decoded,
 /// strings and binaries touched in place, embedded documents and arrays recursed into.
 /// Allocates nothing.

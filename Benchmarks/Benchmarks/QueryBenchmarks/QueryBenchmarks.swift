@@ -16,17 +16,6 @@ import CBench
 import ReefBSON
 import ReefQuery
 
-/// The stream in memory that neither side owns or copies: both read the same bytes.
-struct PinnedBytes: @unchecked Sendable {
-  let buffer: UnsafeRawBufferPointer
-  init(_ bytes: [UInt8]) {
-    let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 16)
-    memory.copyBytes(from: bytes)
-    buffer = UnsafeRawBufferPointer(memory)
-  }
-  var pointer: UnsafePointer<UInt8> { buffer.baseAddress!.assumingMemoryBound(to: UInt8.self) }
-}
-
 /// A decoded document: the dictionary tree of the decode-then-filter baseline.
 indirect enum Tree {
   case string(String)

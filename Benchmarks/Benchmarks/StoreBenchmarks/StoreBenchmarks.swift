@@ -117,17 +117,6 @@ final class Dataset: @unchecked Sendable {
   }
 }
 
-/// Bytes in memory that neither side owns or copies.
-struct PinnedBytes: @unchecked Sendable {
-  let buffer: UnsafeRawBufferPointer
-  init(_ bytes: [UInt8]) {
-    let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 16)
-    memory.copyBytes(from: bytes)
-    buffer = UnsafeRawBufferPointer(memory)
-  }
-  var pointer: UnsafePointer<UInt8> { buffer.baseAddress!.assumingMemoryBound(to: UInt8.self) }
-}
-
 func openSQLite(_ path: String, synchronous: Int32) -> OpaquePointer {
   guard let store = csq_open(path, synchronous, CSQ_WITHOUT_ROWID) else { fatalError("cannot open SQLite at \(path)") }
   return store
