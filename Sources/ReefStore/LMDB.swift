@@ -144,6 +144,16 @@ final class LMDBTransaction {
     }
   }
 
+  /// The value under a key given as bytes (such as an index entry's value, read from the map).
+  func get(_ dbi: MDB_dbi, _ key: UnsafeRawBufferPointer) throws(StoreError) -> UnsafeRawBufferPointer? {
+    var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+    var data = MDB_val()
+    let code = mdb_get(pointer, dbi, &keyValue, &data)
+    if code == MDB_NOTFOUND { return nil }
+    try check(code, "read")
+    return buffer(data)
+  }
+
   /// Stores `value` under `key`; with `unique`, an existing key is left alone and false returned.
   @discardableResult
   func put(_ dbi: MDB_dbi, _ key: [UInt8], _ value: [UInt8], unique: Bool = false) throws(StoreError) -> Bool {

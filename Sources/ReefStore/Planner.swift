@@ -132,6 +132,9 @@ struct KeyRange {
 
   init(equal value: BSON) { self.init(value, .equal) }
 
+  /// Whether the range holds the keys equal to one value.
+  var isEquality: Bool { comparison == .equal }
+
   init(_ value: BSON, _ comparison: ComparisonOperator) {
     bound = KeyEncoding.encode([value])
     self.comparison = comparison
