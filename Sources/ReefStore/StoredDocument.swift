@@ -57,14 +57,13 @@ enum StoredDocument {
   /// not deliberate forgery.
   ///
   /// Four lanes each take every fourth 8-byte word: xor the word in, multiply by an odd constant,
-  /// rotate. For a fixed word each step is a bijection of the lane, so a lane whose words
-  /// differ in exactly one place always ends different; the lanes and the length are then mixed
-  /// into one value with a final avalanche. Words are read little-endian, so the value is the
-  /// same on every machine.
+  /// xor the product with itself shifted right by 29. For a fixed word each step is a bijection
+  /// of the lane, so a lane whose words differ in exactly one place always ends different; the
+  /// lanes and the length are then mixed into one value with a final avalanche. Words are read
+  /// little-endian, so the value is the same on every machine.
   static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
     let count = bytes.count
     guard let base = bytes.baseAddress, count > 0 else { return finish(0x9E37_79B9_7F4A_7C15) }
-    let multiplier: UInt64 = 0x9FB2_1C65_1E98_DF25
     var a: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(count)
     var b: UInt64 = 0xC2B2_AE3D_27D4_EB4F
     var c: UInt64 = 0x1656_67B1_9E37_79F9
@@ -72,38 +71,44 @@ enum StoredDocument {
     @inline(__always) func word(_ offset: Int) -> UInt64 {
       UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
     }
-    @inline(__always) func step(_ lane: UInt64, _ word: UInt64) -> UInt64 {
-      let mixed = (lane ^ word) &* multiplier
-      return (mixed << 29) | (mixed >> 35)
-    }
     var offset = 0
-    while offset + 32 <= count {
+    while offset &+ 32 <= count {
       a = step(a, word(offset))
-      b = step(b, word(offset + 8))
-      c = step(c, word(offset + 16))
-      d = step(d, word(offset + 24))
-      offset += 32
+      b = step(b, word(offset &+ 8))
+      c = step(c, word(offset &+ 16))
+      d = step(d, word(offset &+ 24))
+      offset &+= 32
     }
-    while offset + 8 <= count {
+    while offset &+ 8 <= count {
       a = step(a, word(offset))
-      offset += 8
+      offset &+= 8
     }
-    if offset < count {
+    let remaining = count &- offset
+    if remaining > 0 {
       // The last 1–7 bytes, as the low bytes of a word with a marker bit above them.
-      var last: UInt64 = 0
-      var shift: UInt64 = 0
-      while offset < count {
-        last |= UInt64(base.load(fromByteOffset: offset, as: UInt8.self)) << shift
-        shift += 8
-        offset += 1
+      var last: UInt64
+      if count >= 8 {
+        last = word(count &- 8) >> UInt64(8 &* (8 &- remaining))
+      } else {
+        last = 0
+        for index in 0..<remaining {
+          last |= UInt64(base.load(fromByteOffset: offset &+ index, as: UInt8.self)) << UInt64(8 &* index)
+        }
       }
-      b = step(b, last | (1 << shift))
+      b = step(b, last | (1 << UInt64(8 &* remaining)))
     }
     var hash = a
     hash = step(hash, b)
     hash = step(hash, c)
     hash = step(hash, d)
     return finish(hash)
+  }
+
+  /// One lane step: a bijection of `lane` for a given `word`.
+  @inline(__always)
+  static func step(_ lane: UInt64, _ word: UInt64) -> UInt64 {
+    let mixed = (lane ^ word) &* 0x9FB2_1C65_1E98_DF25
+    return mixed ^ (mixed >> 29)
   }
 
   /// Spreads every input bit over the whole result.
