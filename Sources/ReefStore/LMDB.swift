@@ -131,6 +131,8 @@ final class LMDBTransaction {
     let code = mdb_dbi_open(pointer, name, create ? UInt32(MDB_CREATE) : 0, &dbi)
     if code == MDB_NOTFOUND { return nil }
     try check(code, "opening \(name)")
+    // The same order as LMDB's default, compared without a memcmp call per node.
+    try check(reef_set_compare(pointer, dbi), "opening \(name)")
     return dbi
   }
 

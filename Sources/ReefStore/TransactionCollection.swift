@@ -139,12 +139,13 @@ public struct TransactionCollection {
     else { return ([], Explain(index: nil, keysExamined: 0, documentsExamined: 0, returned: 0)) }
     var matches: [Document] = []
     var explain = Explain(index: nil, keysExamined: 0, documentsExamined: 0, returned: 0)
+    var arena = DocumentArena()
     /// Tests one stored value; true when it matched (and was copied into `matches`).
     let test = { (value: UnsafeRawBufferPointer) throws(StoreError) -> Bool in
       explain.documentsExamined += 1
       let bson = try storedBSON(value)
       guard query.matches(trustedBytes: bson) else { return false }
-      matches.append(Document(trustedCopying: bson))
+      matches.append(arena.copy(trusted: bson))
       return true
     }
     if let id = Planner.primaryKey(query.node) {
@@ -166,6 +167,15 @@ public struct TransactionCollection {
       let inIDOrder = plan.ranges.count == 1 && plan.ranges[0].isEquality && plan.index.keys.count == 1
       var seen = Set<[UInt8]>()
       var matchKeys: [[UInt8]] = []
+      // Each document is read (and its bytes prefetched) one step ahead of being tested, so that
+      // its cache misses overlap the test of the one before. Pointers into the map stay valid
+      // for the whole read or write transaction, which changes nothing here.
+      var pending: (value: UnsafeRawBufferPointer, primaryKey: UnsafeRawBufferPointer)?
+      func testPending() throws(StoreError) {
+        guard let (value, primaryKey) = pending else { return }
+        pending = nil
+        if try test(value), !inIDOrder { matchKeys.append(Array(primaryKey)) }
+      }
       for range in plan.ranges {
         try lmdb.scan(indexDB, from: range.start) { key, primaryKey throws(StoreError) in
           explain.keysExamined += 1
@@ -177,12 +187,14 @@ public struct TransactionCollection {
           if !inIDOrder {
             guard seen.insert(Array(primaryKey)).inserted else { return true }
           }
-          if let value = try lmdb.get(documentsDB, primaryKey), try test(value), !inIDOrder {
-            matchKeys.append(Array(primaryKey))
-          }
+          guard let value = try lmdb.get(documentsDB, primaryKey) else { return true }
+          reef_prefetch(value.baseAddress, value.count)
+          try testPending()
+          pending = (value, primaryKey)
           return true
         }
       }
+      try testPending()
       if !inIDOrder {
         let order = matchKeys.indices.sorted { matchKeys[$0].lexicographicallyPrecedes(matchKeys[$1]) }
         matches = order.map { matches[$0] }
