@@ -61,6 +61,23 @@ public struct Document: Sendable {
     try self.init(validating: DocumentStorage(borrowing: bytes, owner: owner), options: options)
   }
 
+  /// Views bytes that Reef itself validated earlier, without validating them again.
+  ///
+  /// For Reef's own modules only (the store reads documents it validated when it wrote them and
+  /// whose checksum it has just verified). The bytes must be exactly one valid document: this
+  /// initializer trusts them, and reading an invalid document made this way is undefined.
+  @_spi(ReefInternal)
+  public init(trustedBytesNoCopy bytes: UnsafeRawBufferPointer, owner: AnyObject?) {
+    self.init(storage: DocumentStorage(borrowing: bytes, owner: owner), start: 0, length: bytes.count)
+  }
+
+  /// A copy of bytes that Reef itself validated earlier, in memory of its own, without
+  /// validating them again. For Reef's own modules only; see ``init(trustedBytesNoCopy:owner:)``.
+  @_spi(ReefInternal)
+  public init(trustedCopying bytes: UnsafeRawBufferPointer) {
+    self.init(storage: DocumentStorage(copying: bytes), start: 0, length: bytes.count)
+  }
+
   /// A copy of this document in memory of its own.
   ///
   /// The bytes are not validated again (they were when this document was made), so this is the

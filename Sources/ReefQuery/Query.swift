@@ -48,6 +48,15 @@ public struct Query: Sendable {
   @inlinable public func matches(_ document: Document) -> Bool {
     document.withUnsafeBytes { bytes in matcher.matches(RawValue(type: 0x03, pointer: bytes.baseAddress!)) }
   }
+
+  /// Whether the document in `bytes` matches, without making a `Document` of them.
+  ///
+  /// For Reef's own modules only: the bytes must be exactly one document that Reef validated
+  /// (the store passes documents whose checksum it has just verified); they are trusted.
+  @_spi(ReefInternal)
+  @inlinable public func matches(trustedBytes bytes: UnsafeRawBufferPointer) -> Bool {
+    matcher.matches(RawValue(type: 0x03, pointer: bytes.baseAddress!))
+  }
 }
 
 /// Compiles a query tree into matchers.

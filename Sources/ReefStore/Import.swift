@@ -1,4 +1,4 @@
-import ReefBSON
+@_spi(ReefInternal) import ReefBSON
 
 #if canImport(Glibc)
   import Glibc
@@ -305,11 +305,10 @@ private struct ImportRun {
         try transaction.lmdb.scan(documentsDB, from: after) { key, value throws(StoreError) in
           if let after, key.elementsEqual(after) { return true }
           guard copy.count < options.batchDocuments, bytes < options.batchBytes else { return false }
-          do {
-            copy.append(try Document(bytes: Array(value)))
-          } catch {
-            throw StoreError(.corrupt, "a stored document of \(name) is damaged: \(error)")
+          guard let bson = StoredDocument.verifiedBSON(value) else {
+            throw StoreError(.corrupt, "a stored document of \(name) is damaged: \(StoredDocument.damage(value))")
           }
+          copy.append(Document(trustedCopying: bson))
           bytes += value.count
           last = Array(key)
           return true

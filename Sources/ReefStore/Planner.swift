@@ -1,6 +1,12 @@
 import ReefBSON
 import ReefQuery
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// Chooses an index for a query and the key ranges to read from it.
 ///
 /// An index on the first field of an equality, `$in` or range condition (at the top of the
@@ -132,6 +138,9 @@ struct KeyRange {
 
   init(equal value: BSON) { self.init(value, .equal) }
 
+  /// Whether the range holds the keys equal to one value.
+  var isEquality: Bool { comparison == .equal }
+
   init(_ value: BSON, _ comparison: ComparisonOperator) {
     bound = KeyEncoding.encode([value])
     self.comparison = comparison
@@ -146,8 +155,12 @@ struct KeyRange {
   func step(_ key: UnsafeRawBufferPointer) -> Step {
     // Reading starts at or after the type's first key, so a key of another type is past the range.
     guard let tag = key.first, KeyEncoding.rankByte(ofTag: tag) == rank else { return .stop }
-    let prefix = key.prefix(bound.count)
-    let order = prefix.elementsEqual(bound) ? 0 : (prefix.lexicographicallyPrecedes(bound) ? -1 : 1)
+    let order = bound.withUnsafeBytes { bound in
+      let common = min(key.count, bound.count)
+      let difference = common == 0 ? 0 : memcmp(key.baseAddress!, bound.baseAddress!, common)
+      if difference != 0 { return difference < 0 ? -1 : 1 }
+      return key.count < bound.count ? -1 : 0
+    }
     switch comparison {
     case .equal: return order == 0 ? .take : .stop
     case .greater: return order == 0 ? .skip : .take

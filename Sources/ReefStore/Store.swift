@@ -90,14 +90,16 @@ public final class Store: @unchecked Sendable {
     var info = MDB_envinfo()
     mdb_env_info(environment, &info)
     mapSize = info.me_mapsize
-    if !options.readOnly {
-      do {
-        try write { _ in }
-      } catch let error as StoreError {
-        throw error
-      } catch {
-        throw StoreError(.open, "cannot open the store \(path): \(error)")
+    do {
+      if options.readOnly {
+        try read { transaction in try transaction.checkFormat(path: path) }
+      } else {
+        try write { transaction in try transaction.checkFormat(path: path) }
       }
+    } catch let error as StoreError {
+      throw error
+    } catch {
+      throw StoreError(.open, "cannot open the store \(path): \(error)")
     }
   }
 

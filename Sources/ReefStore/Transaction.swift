@@ -140,6 +140,31 @@ public final class Transaction {
     return info
   }
 
+  /// Checks that the store's format is the one this build reads; a new store gets it written.
+  func checkFormat(path: String) throws(StoreError) {
+    let key = Array("format".utf8)
+    let current = Int64(ReefStoreVersion.formatVersion)
+    let metaDB = try database(Transaction.metaName, create: false)
+    if let metaDB, let bytes = try lmdb.get(metaDB, key) {
+      let found = bytes.count == 8 ? Int64(littleEndian: bytes.loadUnaligned(as: Int64.self)) : -1
+      guard found == current else {
+        throw StoreError(
+          .open,
+          "the store \(path) has store format \(found), this version of Reef reads format \(current)")
+      }
+      return
+    }
+    guard try catalogNames().isEmpty else {
+      throw StoreError(
+        .open,
+        "the store \(path) has store format 1 (from before stored documents carried checksums); "
+          + "this version of Reef reads format \(current): export it with the Reef that wrote it and import it again")
+    }
+    guard !lmdb.readOnly else { return }
+    let created = try database(Transaction.metaName, create: true)!
+    try lmdb.put(created, key, withUnsafeBytes(of: current.littleEndian) { Array($0) })
+  }
+
   /// Checks a collection name: non-empty, without NUL, and (unless `reserved`) not starting with `__`.
   static func checkName(_ name: String, reserved: Bool) throws(StoreError) {
     guard !name.isEmpty, reserved || !name.hasPrefix("__"), !name.utf8.contains(0) else {

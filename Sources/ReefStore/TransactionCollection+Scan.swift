@@ -1,5 +1,5 @@
-import ReefBSON
-import ReefQuery
+@_spi(ReefInternal) import ReefBSON
+@_spi(ReefInternal) import ReefQuery
 
 extension TransactionCollection {
   /// Visits the documents that match `filter` one at a time, in `_id` order, without collecting
@@ -29,10 +29,10 @@ extension TransactionCollection {
     else { return }
     var failure: (any Error)?
     try lmdb.scan(documentsDB) { _, bytes throws(StoreError) in
-      let view = try storedDocument(bytes)
-      guard query.matches(view) else { return true }
+      let bson = try storedBSON(bytes)
+      guard query.matches(trustedBytes: bson) else { return true }
       do {
-        return try body(view)
+        return try body(Document(trustedBytesNoCopy: bson, owner: nil))
       } catch {
         failure = error
         return false

@@ -1,6 +1,6 @@
 import CLMDB
-import ReefBSON
-import ReefQuery
+@_spi(ReefInternal) import ReefBSON
+@_spi(ReefInternal) import ReefQuery
 
 /// What a query did: the index it used (or a collection scan) and how much it read.
 public struct Explain: Sendable, CustomStringConvertible {
@@ -73,11 +73,11 @@ public struct TransactionCollection {
       let documentsDB = try transaction.database(info.documentsName, create: false),
       let bytes = try lmdb.get(documentsDB, KeyEncoding.encode([id]))
     else { return nil }
-    do {
-      return try Document(bytes: bytes)
-    } catch {
-      throw StoreError(.corrupt, "the stored document \(id.extendedJSON()) of \(name) is damaged: \(error)")
+    guard let bson = StoredDocument.verifiedBSON(bytes) else {
+      throw StoreError(
+        .corrupt, "the stored document \(id.extendedJSON()) of \(name) is damaged: \(StoredDocument.damage(bytes))")
     }
+    return Document(trustedCopying: bson)
   }
 
   /// The first document that matches, in input order (or sorted by `sort`).
@@ -130,56 +130,80 @@ public struct TransactionCollection {
   }
 
   /// Runs a query: through the best index for it, or a scan of the whole collection.
+  ///
+  /// Each stored document is checked against its checksum and tested in place; only matches
+  /// are copied out of the map.
   func find(query: Query, options: FindOptions) throws(StoreError) -> (documents: [Document], explain: Explain) {
     guard let info = try transaction.info(name, create: false),
       let documentsDB = try transaction.database(info.documentsName, create: false)
     else { return ([], Explain(index: nil, keysExamined: 0, documentsExamined: 0, returned: 0)) }
     var matches: [Document] = []
-    var matchKeys: [[UInt8]] = []
     var explain = Explain(index: nil, keysExamined: 0, documentsExamined: 0, returned: 0)
-    let test = { (bytes: UnsafeRawBufferPointer, primaryKey: [UInt8]?) throws(StoreError) in
+    var arena = DocumentArena()
+    /// Tests one stored value; true when it matched (and was copied into `matches`).
+    let test = { (value: UnsafeRawBufferPointer) throws(StoreError) -> Bool in
       explain.documentsExamined += 1
-      let view = try storedDocument(bytes)
-      if query.matches(view) {
-        matches.append(view.copied())
-        if let primaryKey { matchKeys.append(primaryKey) }
-      }
+      let bson = try storedBSON(value)
+      guard query.matches(trustedBytes: bson) else { return false }
+      matches.append(arena.copy(trusted: bson))
+      return true
     }
     if let id = Planner.primaryKey(query.node) {
       // An `_id` equality reads one document by its primary key; the whole query is still tested.
       explain.index = "_id_"
       let primaryKey = KeyEncoding.encode([id])
-      if primaryKey.count <= 511, let bytes = try lmdb.get(documentsDB, primaryKey) {
+      if primaryKey.count <= 511, let value = try lmdb.get(documentsDB, primaryKey) {
         explain.keysExamined = 1
-        try test(bytes, nil)
+        _ = try test(value)
       }
     } else if let plan = Planner.plan(query.node, indexes: info.indexes),
       let indexDB = try transaction.database(info.indexName(plan.index), create: false)
     {
       explain.index = plan.index.name
+      // One equality range of a single-field index lists each document at most once (a multikey
+      // document has one entry per distinct element) and in `_id` order (each key ends with the
+      // `_id`). Otherwise a document can come up in several ranges or under several elements, and
+      // keys come in index order: those results are de-duplicated and put back in `_id` order.
+      let inIDOrder = plan.ranges.count == 1 && plan.ranges[0].isEquality && plan.index.keys.count == 1
       var seen = Set<[UInt8]>()
+      var matchKeys: [[UInt8]] = []
+      // Each document is read (and its bytes prefetched) one step ahead of being tested, so that
+      // its cache misses overlap the test of the one before. Pointers into the map stay valid
+      // for the whole read or write transaction, which changes nothing here.
+      var pending: (value: UnsafeRawBufferPointer, primaryKey: UnsafeRawBufferPointer)?
+      func testPending() throws(StoreError) {
+        guard let (value, primaryKey) = pending else { return }
+        pending = nil
+        if try test(value), !inIDOrder { matchKeys.append(Array(primaryKey)) }
+      }
       for range in plan.ranges {
-        try lmdb.scan(indexDB, from: range.start) { key, primary throws(StoreError) in
+        try lmdb.scan(indexDB, from: range.start) { key, primaryKey throws(StoreError) in
           explain.keysExamined += 1
           switch range.step(key) {
           case .stop: return false
           case .skip: return true
           case .take: break
           }
-          let primaryKey = Array(primary)
-          guard seen.insert(primaryKey).inserted else { return true }
-          if let bytes = try lmdb.get(documentsDB, primaryKey) { try test(bytes, primaryKey) }
+          if !inIDOrder {
+            guard seen.insert(Array(primaryKey)).inserted else { return true }
+          }
+          guard let value = try lmdb.get(documentsDB, primaryKey) else { return true }
+          reef_prefetch(value.baseAddress, value.count)
+          try testPending()
+          pending = (value, primaryKey)
           return true
         }
       }
-      // Keys come in index order; results keep the collection's natural order (by _id).
-      let order = matchKeys.indices.sorted { matchKeys[$0].lexicographicallyPrecedes(matchKeys[$1]) }
-      matches = order.map { matches[$0] }
+      try testPending()
+      if !inIDOrder {
+        let order = matchKeys.indices.sorted { matchKeys[$0].lexicographicallyPrecedes(matchKeys[$1]) }
+        matches = order.map { matches[$0] }
+      }
     } else {
       // In natural order, the scan can stop once the matches that decide the result are found.
       let needed = query.matchesNeeded(for: options)
-      try lmdb.scan(documentsDB) { _, bytes throws(StoreError) in
-        try test(bytes, nil)
+      try lmdb.scan(documentsDB) { _, value throws(StoreError) in
+        _ = try test(value)
         return needed.map { matches.count < $0 } ?? true
       }
     }
@@ -408,16 +432,6 @@ public struct TransactionCollection {
     try transaction.info(name, create: false)?.uuidString
   }
 
-  /// A stored document as a view of the map (valid until the transaction ends), validated:
-  /// damaged bytes are an error, never an out-of-bounds read.
-  func storedDocument(_ bytes: UnsafeRawBufferPointer) throws(StoreError) -> Document {
-    do {
-      return try Document(bytesNoCopy: bytes, owner: nil)
-    } catch {
-      throw StoreError(.corrupt, "a stored document of \(name) is damaged: \(error)")
-    }
-  }
-
   // MARK: Storing
 
   /// Checks a document for storage and gives it an `_id` (first) when it has none.
@@ -488,7 +502,7 @@ public struct TransactionCollection {
       planned.append((indexDB, index, keys))
     }
     if let old { try removeIndexEntries(old, id: id, info: info) }
-    try lmdb.put(documentsDB, primaryKey, document.bytes)
+    try lmdb.put(documentsDB, primaryKey, StoredDocument.encode(document))
     for (indexDB, index, keys) in planned {
       for key in keys {
         if index.unique {
