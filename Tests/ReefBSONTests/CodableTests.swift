@@ -849,6 +849,39 @@ struct CodableErrorTests {
     #expect(path(short!) == ["pair", "1"])
   }
 
+  @Test func errorPathsKeepEachKeyWithItsOwnType() throws {
+    struct Inner: Codable { var n: Int }
+    struct Outer: Codable {
+      var inner: Inner
+      enum CodingKeys: Int, CodingKey { case inner = 7 }
+    }
+    let error = #expect(throws: DecodingError.self) {
+      try BSONDecoder().decode(Outer.self, from: ["inner": ["n": "x"]])
+    }
+    guard case .typeMismatch(_, let context) = error else {
+      Issue.record("expected typeMismatch, got \(String(describing: error))")
+      return
+    }
+    #expect(context.codingPath.map(\.stringValue) == ["inner", "n"])
+    #expect(context.codingPath.first is Outer.CodingKeys)
+    #expect(context.codingPath.first?.intValue == 7)
+
+    struct Overflow: Encodable {
+      enum CodingKeys: Int, CodingKey { case value = 3 }
+      func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(UInt64.max, forKey: .value)
+      }
+    }
+    let encodingError = #expect(throws: EncodingError.self) { try BSONEncoder().encode(Overflow()) }
+    guard case .invalidValue(_, let encodingContext) = encodingError else {
+      Issue.record("expected invalidValue, got \(String(describing: encodingError))")
+      return
+    }
+    #expect(encodingContext.codingPath.first is Overflow.CodingKeys)
+    #expect(encodingContext.codingPath.first?.intValue == 3)
+  }
+
   @Test func keysWithAZeroByteAreEncodingErrors() throws {
     struct Holder: Encodable { var map: [String: Int] }
     let error = #expect(throws: EncodingError.self) { try BSONEncoder().encode(Holder(map: ["a\u{0}b": 1])) }

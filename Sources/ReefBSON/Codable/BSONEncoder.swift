@@ -109,7 +109,11 @@ public struct BSONEncoder: Sendable {
   ///   and any error thrown by `value`'s `encode(to:)`.
   /// - Complexity: O(n) in the size of the output, for values whose containers are used in order.
   public func encode<T: Encodable>(_ value: T) throws -> Document {
-    if let document = value as? Document { return document }
+    // Only a `Document` or an optional can cast to `Document`; a cast of any other value would
+    // copy (and then destroy) the whole value.
+    if T.self == Document.self || T.self is any OptionalMarker.Type, let document = value as? Document {
+      return document
+    }
     return try encodeWriter(value).document(from: 0)
   }
 

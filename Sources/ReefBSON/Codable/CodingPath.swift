@@ -2,19 +2,40 @@
 enum CodingPathComponent {
   /// The top-level value, which has no key.
   case root
-  case key(any CodingKey)
+  /// A key of a trivial type of at most eight bytes (a synthesized `CodingKeys` enum): its type and
+  /// its bytes, so that copying the component copies no existential and calls no value witness.
+  case trivialKey(any CodingKey.Type, UInt64)
+  /// Any other key.
+  case anyKey(any CodingKey)
   case index(Int)
   /// A key known only as a string (dictionary keys).
   case name(String)
+
+  /// The component for `key`: its bytes when its type is trivial and small, else the key itself.
+  @inline(__always)
+  static func key<K: CodingKey>(_ key: K) -> CodingPathComponent {
+    guard _isPOD(K.self) && MemoryLayout<K>.size <= MemoryLayout<UInt64>.size else { return .anyKey(key) }
+    var bits: UInt64 = 0
+    // Safe: `K` is trivial and fits in the eight bytes of `bits`.
+    withUnsafeMutableBytes(of: &bits) { $0.storeBytes(of: key, as: K.self) }
+    return .trivialKey(K.self, bits)
+  }
 
   /// The component as a coding key; `nil` for the root.
   var codingKey: (any CodingKey)? {
     switch self {
     case .root: nil
-    case .key(let key): key
+    case .trivialKey(let type, let bits): Self.load(type, bits)
+    case .anyKey(let key): key
     case .index(let index): BSONCodingKey(index: index)
     case .name(let name): BSONCodingKey(stringValue: name)
     }
+  }
+
+  /// The key of type `type` stored in `bits` by ``key(_:)``.
+  private static func load<K: CodingKey>(_ type: K.Type, _ bits: UInt64) -> any CodingKey {
+    // Safe: `bits` holds a `K` (trivial, at most eight bytes) written by `key(_:)`.
+    withUnsafeBytes(of: bits) { $0.load(as: K.self) }
   }
 }
 

@@ -124,16 +124,17 @@ struct KeyedBSONDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
   }
 
   func find(_ name: UnsafeRawBufferPointer) -> BSONValueRef? {
-    let cursor = entry.pointee.cursor
-    if let found = scan(name, from: cursor, to: end) { return found }
-    guard cursor > first else { return nil }
-    // Every key has been seen and this one is not among them: no need to scan again.
+    // Every key has been seen and this one is not among them: no need to scan again (a struct
+    // with optional properties looks up each absent key once).
     if entry.pointee.scanned == end,
       entry.pointee.keyBits & PathEntry.keyBit(name.baseAddress ?? UnsafeRawPointer(handle.bytes.base), name.count)
         == 0
     {
       return nil
     }
+    let cursor = entry.pointee.cursor
+    if let found = scan(name, from: cursor, to: end) { return found }
+    guard cursor > first else { return nil }
     return scan(name, from: first, to: cursor)
   }
 

@@ -78,7 +78,7 @@ final class EncodingCache {
 }
 
 /// Marks `Optional`, whose values a dynamic cast unwraps.
-private protocol OptionalMarker {}
+protocol OptionalMarker {}
 extension Optional: OptionalMarker {}
 
 /// The state of one `BSONEncoder.encode` call.
@@ -744,44 +744,43 @@ extension BSONWriter {
   /// `false`, writing nothing, when the key contains a zero byte.
   @inline(__always)
   mutating func appendScalarElement(_ type: UInt8, _ key: String, _ value: ScalarValue) -> Bool {
-    var key = key
-    return key.withUTF8 { k -> Bool in
+    withUTF8Bytes(of: key) { k -> Bool in
       let n = k.count
-      if n > 0 && memchr(k.baseAddress!, 0, n) != nil { return false }
       switch value {
-      case .string(var text):
-        text.withUTF8 { u in
+      case .string(let text):
+        return withUTF8Bytes(of: text) { u in
           // Safe: the reservation covers the header (n + 2), the length (4), the bytes and the zero.
           let total = n &+ 7 &+ u.count
           let p = reserve(total)
-          Self.storeHeader(p, type, k)
+          guard Self.storeHeader(p, type, k) else { return false }
           let v = p + (n &+ 2)
           v.storeBytes(of: Int32(truncatingIfNeeded: u.count &+ 1).littleEndian, as: Int32.self)
           if u.count > 0 { (v + 4).copyMemory(from: u.baseAddress!, byteCount: u.count) }
           v.storeBytes(of: 0, toByteOffset: 4 &+ u.count, as: UInt8.self)
           advance(total)
+          return true
         }
       case .none:
-        Self.storeHeader(reserve(n &+ 2), type, k)
+        guard Self.storeHeader(reserve(n &+ 2), type, k) else { return false }
         advance(n &+ 2)
       case .byte(let b):
         let p = reserve(n &+ 3)
-        Self.storeHeader(p, type, k)
+        guard Self.storeHeader(p, type, k) else { return false }
         p.storeBytes(of: b, toByteOffset: n &+ 2, as: UInt8.self)
         advance(n &+ 3)
       case .int32(let i):
         let p = reserve(n &+ 6)
-        Self.storeHeader(p, type, k)
+        guard Self.storeHeader(p, type, k) else { return false }
         p.storeBytes(of: i.littleEndian, toByteOffset: n &+ 2, as: Int32.self)
         advance(n &+ 6)
       case .int64(let i):
         let p = reserve(n &+ 10)
-        Self.storeHeader(p, type, k)
+        guard Self.storeHeader(p, type, k) else { return false }
         p.storeBytes(of: i.littleEndian, toByteOffset: n &+ 2, as: Int64.self)
         advance(n &+ 10)
       case .bits(let bits):
         let p = reserve(n &+ 10)
-        Self.storeHeader(p, type, k)
+        guard Self.storeHeader(p, type, k) else { return false }
         p.storeBytes(of: bits.littleEndian, toByteOffset: n &+ 2, as: UInt64.self)
         advance(n &+ 10)
       }
@@ -789,26 +788,32 @@ extension BSONWriter {
     }
   }
 
-  /// Stores a type byte, `key` and its terminator at `p` (which has room for them).
+  /// Stores a type byte, `key` and its terminator at `p` (which has room for them). Returns
+  /// `false` when the key contains a zero byte (the caller then does not advance past them).
   @inline(__always)
-  private static func storeHeader(_ p: UnsafeMutableRawPointer, _ type: UInt8, _ key: UnsafeBufferPointer<UInt8>) {
+  private static func storeHeader(_ p: UnsafeMutableRawPointer, _ type: UInt8, _ key: UnsafeBufferPointer<UInt8>)
+    -> Bool
+  {
     p.storeBytes(of: type, as: UInt8.self)
-    if key.count > 0 { (p + 1).copyMemory(from: key.baseAddress!, byteCount: key.count) }
+    // Safe: the caller reserved room for the type byte, the key and its terminator.
+    guard copyNonZeroBytes(to: p + 1, from: UnsafeRawBufferPointer(key)) else { return false }
     p.storeBytes(of: 0, toByteOffset: key.count &+ 1, as: UInt8.self)
+    return true
   }
 
   /// Appends `key` and its terminator. Returns `false` (with the bytes appended) when the key
   /// contains a zero byte, which BSON cannot store in a key.
   @inline(__always)
   mutating func appendKey(_ key: String) -> Bool {
-    var key = key
-    let clean = key.withUTF8 { u -> Bool in
-      guard let p = u.baseAddress, u.count > 0 else { return true }
-      append(UnsafeRawBufferPointer(u))
-      return memchr(p, 0, u.count) == nil
+    withUTF8Bytes(of: key) { u -> Bool in
+      let n = u.count
+      let p = reserve(n &+ 1)
+      // Safe: n + 1 bytes were reserved.
+      let clean = copyNonZeroBytes(to: p, from: UnsafeRawBufferPointer(u))
+      p.storeBytes(of: 0, toByteOffset: n, as: UInt8.self)
+      advance(n &+ 1)
+      return clean
     }
-    byte(0)
-    return clean
   }
 
   /// Appends the 5-byte empty document.
