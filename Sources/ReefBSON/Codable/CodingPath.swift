@@ -44,10 +44,12 @@ enum CodingPathComponent {
 /// (The decoder keeps its path in `PathEntry`s instead.)
 class CodingPathNode {
   /// The node of the enclosing container, or `nil` at the top level. (Variable only so that
-  /// the encoder can reuse a node it has finished with.)
-  final var parent: CodingPathNode?
+  /// the encoder can reuse a node it has finished with; like the encoder's other per-node fields
+  /// it is only touched by the one encode call that owns it, so the dynamic exclusivity check of
+  /// every assignment is left out.)
+  @exclusivity(unchecked) final var parent: CodingPathNode?
   /// This node's key in its parent.
-  final var component: CodingPathComponent
+  @exclusivity(unchecked) final var component: CodingPathComponent
 
   init(parent: CodingPathNode?, component: CodingPathComponent) {
     self.parent = parent

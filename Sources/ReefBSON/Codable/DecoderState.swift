@@ -375,8 +375,8 @@ final class BSONDecoderImpl {
   // MARK: - Reading values (forwarded to `bytes`)
 
   @inline(__always) func pointer(_ value: BSONValueRef) -> UnsafeRawPointer { bytes.pointer(value) }
-  @inline(__always) func element(at p: Int) -> (type: UInt8, keyLength: Int, value: Int, length: Int) {
-    bytes.element(at: p)
+  @inline(__always) func element(at p: Int, end: Int) -> (type: UInt8, keyLength: Int, value: Int, length: Int) {
+    bytes.element(at: p, end: end)
   }
   func elementCount(_ value: BSONValueRef) -> Int { bytes.elementCount(value) }
   @inline(__always) func bool(_ value: BSONValueRef, _ path: @autoclosure () -> DecodingPath) throws -> Bool {
@@ -423,15 +423,17 @@ struct BSONBytes {
   /// The first byte of `value`. Safe: offsets come from walking a validated document.
   @inline(__always) func pointer(_ value: BSONValueRef) -> UnsafeRawPointer { base + value.offset }
 
-  /// The type byte, key length, value offset and value length of the element at `p`.
+  /// The type byte, key length, value offset and value length of the element at `p`, in the
+  /// document or array whose terminating zero is at `end`. The key's end is found eight bytes at
+  /// a time inline (no `strlen` call).
   @inline(__always)
-  func element(at p: Int) -> (type: UInt8, keyLength: Int, value: Int, length: Int) {
+  func element(at p: Int, end: Int) -> (type: UInt8, keyLength: Int, value: Int, length: Int) {
     // Safe: validated documents terminate every key with a zero byte before the document's end,
     // and every value's length fits before it.
     let type = base.byte(p)
-    let keyLength = strlen(base.advanced(by: p &+ 1).assumingMemoryBound(to: CChar.self))
-    let value = p &+ 2 &+ keyLength
-    return (type, keyLength, value, BSON.valueLength(type: type, at: base + value))
+    let keyEnd = keyTerminator(base, from: p &+ 1, end: end)
+    let value = keyEnd &+ 1
+    return (type, keyEnd &- p &- 1, value, BSON.valueLength(type: type, in: base, at: value, end: end))
   }
 
   /// The number of elements of the document or array `value`.
@@ -441,7 +443,7 @@ struct BSONBytes {
     var p = value.offset &+ 4
     var count = 0
     while p < end {
-      let element = element(at: p)
+      let element = element(at: p, end: end)
       p = element.value &+ element.length
       count &+= 1
     }

@@ -106,7 +106,7 @@ struct KeyedBSONDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     var keys: [Key] = []
     var p = first
     while p < end {
-      let element = handle.bytes.element(at: p)
+      let element = handle.bytes.element(at: p, end: end)
       let name = String(
         decoding: UnsafeRawBufferPointer(start: handle.bytes.base + p + 1, count: element.keyLength), as: UTF8.self)
       if let key = Key(stringValue: name) { keys.append(key) }
@@ -144,10 +144,10 @@ struct KeyedBSONDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     let count = name.count
     var p = from
     while p < limit {
-      let element = handle.bytes.element(at: p)
+      let element = handle.bytes.element(at: p, end: end)
       let next = element.value &+ element.length
       if p == entry.pointee.scanned { note(base + p + 1, element.keyLength, next) }
-      if element.keyLength == count && (count == 0 || memcmp(base + p + 1, name.baseAddress!, count) == 0) {
+      if element.keyLength == count && (count == 0 || bytesEqual(base + p + 1, name.baseAddress!, count)) {
         entry.pointee.cursor = next
         return BSONValueRef(type: element.type, offset: element.value, length: element.length)
       }
@@ -381,7 +381,7 @@ final class UnkeyedBSONDecodingContainer: UnkeyedDecodingContainer {
     var n = currentIndex
     var p = position
     while p < end {
-      let element = handle.bytes.element(at: p)
+      let element = handle.bytes.element(at: p, end: end)
       p = element.value &+ element.length
       n += 1
     }
@@ -399,7 +399,7 @@ final class UnkeyedBSONDecodingContainer: UnkeyedDecodingContainer {
   private func peek(_ type: Any.Type) throws -> (value: BSONValueRef, next: Int) {
     handle.checkAlive()
     guard position < end else { throw atEnd(type) }
-    let element = handle.bytes.element(at: position)
+    let element = handle.bytes.element(at: position, end: end)
     return (
       BSONValueRef(type: element.type, offset: element.value, length: element.length), element.value &+ element.length
     )
@@ -527,7 +527,7 @@ extension Array: BSONCollectionDecodable where Element: Decodable {
     var p = value.offset &+ 4
     var index = 0
     while p < end {
-      let e = decoder.element(at: p)
+      let e = decoder.element(at: p, end: end)
       let element = BSONValueRef(type: e.type, offset: e.value, length: e.length)
       result.append(
         try decoder.decodeValue(Element.self, kind: kind, element, parent: entry, component: .index(index)))
@@ -554,7 +554,7 @@ extension Dictionary: BSONCollectionDecodable where Key == String, Value: Decoda
     let end = value.offset &+ value.length &- 1
     var p = value.offset &+ 4
     while p < end {
-      let e = decoder.element(at: p)
+      let e = decoder.element(at: p, end: end)
       let key = String(decoding: UnsafeRawBufferPointer(start: decoder.base + p + 1, count: e.keyLength), as: UTF8.self)
       let element = BSONValueRef(type: e.type, offset: e.value, length: e.length)
       result[key] = try decoder.decodeValue(Value.self, kind: kind, element, parent: entry, component: .name(key))

@@ -114,7 +114,7 @@ final class EncodingState {
   }
   private let spareNodesStorage: UnsafeMutablePointer<[EncodingNode]>
   /// Set in fast mode when a container was used after it was closed.
-  var needsTreeMode = false
+  @exclusivity(unchecked) var needsTreeMode = false
   /// The first error from an API that cannot throw (`container(keyedBy:)` and the like).
   var error: (any Error)?
   private var cachedUserInfo: [CodingUserInfoKey: Any]?
@@ -219,7 +219,7 @@ final class EncodingState {
 
   /// Keeps `node` (closed, fast mode) for reuse when nothing else refers to it.
   @inline(__always)
-  func recycle(_ node: inout EncodingNode) {
+  func recycle(_ node: consuming EncodingNode) {
     guard isKnownUniquelyReferenced(&node) else { return }
     node.parent = nil
     node.component = .root
@@ -331,16 +331,16 @@ final class EncodingNode: CodingPathNode {
   }
 
   let state: EncodingState
-  var kind: Kind
+  @exclusivity(unchecked) var kind: Kind
   /// The offset of this element's type byte: in `state.writer` in fast mode, in the parent's
   /// `own` bytes in tree mode; -1 for the top-level value.
-  var typeOffset: Int
+  @exclusivity(unchecked) var typeOffset: Int
   /// Fast mode: the offset of the length prefix once this is a document or array.
-  var start = 0
+  @exclusivity(unchecked) var start = 0
   /// Fast mode: whether the node is in `state.frames`.
-  var isOpen = false
+  @exclusivity(unchecked) var isOpen = false
   /// The number of array elements written.
-  var count = 0
+  @exclusivity(unchecked) var count = 0
   /// Tree mode: this node's own bytes (elements without the length prefix and terminator, or the
   /// value of a single value). Made on first use, so fast mode never allocates it.
   lazy var own = BSONWriter(capacity: 64)
@@ -448,7 +448,7 @@ final class EncodingNode: CodingPathNode {
       state.writer.truncate(to: mark)
       throw invalidKey(key, component)
     }
-    var child = state.pendingNode(parent: self, component: component, typeOffset: mark)
+    let child = state.pendingNode(parent: self, component: component, typeOffset: mark)
     child.isOpen = true
     state.frames.append(child)
     do {
@@ -459,7 +459,7 @@ final class EncodingNode: CodingPathNode {
       throw error
     }
     state.close(through: child)
-    state.recycle(&child)
+    state.recycle(consume child)
   }
 
   /// Creates a nested document or array container as the element `key`.
