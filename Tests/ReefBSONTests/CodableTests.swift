@@ -866,6 +866,23 @@ struct CodableErrorTests {
     #expect(context.codingPath.first is Outer.CodingKeys)
     #expect(context.codingPath.first?.intValue == 7)
 
+    // Keys of a type that is not trivial (a struct holding a string), at two levels, and a
+    // dictionary key under them.
+    struct Dynamic: Decodable {
+      init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: AnyKey.self)
+        let nested = try c.nestedContainer(keyedBy: AnyKey.self, forKey: AnyKey("outer"))
+        _ = try nested.decode([String: Inner].self, forKey: AnyKey("map"))
+      }
+    }
+    let dynamicError = #expect(throws: DecodingError.self) {
+      try BSONDecoder().decode(Dynamic.self, from: ["outer": ["map": ["k1": ["n": 1], "k2": ["n": "x"]]]])
+    }
+    #expect(path(dynamicError!) == ["outer", "map", "k2", "n"])
+    if case .typeMismatch(_, let dynamicContext) = dynamicError {
+      #expect(dynamicContext.codingPath.first is AnyKey)
+    }
+
     struct Overflow: Encodable {
       enum CodingKeys: Int, CodingKey { case value = 3 }
       func encode(to encoder: any Encoder) throws {

@@ -39,6 +39,53 @@ enum CodingPathComponent {
   }
 }
 
+/// One step of a decoding coding path. Unlike ``CodingPathComponent`` it is trivial, so the
+/// decoder copies it (into path entries, around every nested value) as plain bits: a key that is
+/// not trivial is kept in its decode call's ``DecodeCall/keys``, and a dictionary key is read back
+/// from the document's bytes when a path is made (for an error).
+enum DecodingComponent {
+  /// The top-level value, which has no key.
+  case root
+  /// A key of a trivial type of at most eight bytes (see ``CodingPathComponent/trivialKey(_:_:)``).
+  case trivialKey(any CodingKey.Type, UInt64)
+  /// The key at this index of the call's ``DecodeCall/keys``.
+  case storedKey(Int)
+  case index(Int)
+  /// A key in the document (of a `[String: T]`): the offset of its first byte and its length.
+  case documentKey(offset: Int, count: Int)
+
+  /// The component for `key`, made in `call` (whose key list keeps a key that is not trivial).
+  @inline(__always)
+  static func key<K: CodingKey>(_ key: K, in call: UnsafeMutablePointer<DecodeCall>) -> DecodingComponent {
+    switch CodingPathComponent.key(key) {
+    case .trivialKey(let type, let bits): return .trivialKey(type, bits)
+    default: return stored(key, in: call)
+    }
+  }
+
+  @inline(never)
+  private static func stored(_ key: any CodingKey, in call: UnsafeMutablePointer<DecodeCall>) -> DecodingComponent {
+    call.pointee.keys.append(key)
+    return .storedKey(call.pointee.keys.count &- 1)
+  }
+
+  /// The component as a coding key (`nil` for the root); `call` is the call the component was
+  /// made in (its parent entry's), `nil` only for the root.
+  func codingKey(in call: UnsafeMutablePointer<DecodeCall>?) -> (any CodingKey)? {
+    switch self {
+    case .root: return nil
+    case .trivialKey(let type, let bits): return CodingPathComponent.trivialKey(type, bits).codingKey
+    case .storedKey(let index): return call?.pointee.keys[index]
+    case .index(let index): return BSONCodingKey(index: index)
+    case .documentKey(let offset, let count):
+      guard let base = call?.pointee.base else { return nil }
+      // Safe: the key's bytes lie in the call's validated document, which outlives the call.
+      return BSONCodingKey(
+        stringValue: String(decoding: UnsafeRawBufferPointer(start: base + offset, count: count), as: UTF8.self))
+    }
+  }
+}
+
 /// A node of an encoding coding path, built lazily: each container knows its parent and its own
 /// key, and the `[CodingKey]` array is only made when someone asks for it (usually for an error).
 /// (The decoder keeps its path in `PathEntry`s instead.)

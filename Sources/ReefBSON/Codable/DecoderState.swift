@@ -26,8 +26,10 @@ struct BSONValueRef {
 struct PathEntry {
   /// The entry of the enclosing container, or `nil` at the top level.
   let parent: UnsafeMutablePointer<PathEntry>?
-  /// This container's key in its parent.
-  let component: CodingPathComponent
+  /// This container's key in its parent (made in the parent's call).
+  let component: DecodingComponent
+  /// The call this entry belongs to, whose key list holds the keys its containers make.
+  let call: UnsafeMutablePointer<DecodeCall>
   /// Keyed containers: where the next lookup starts (just after the element found last).
   var cursor: Int
   /// Keyed containers: every element before this offset has its key in ``keyBits``.
@@ -36,9 +38,13 @@ struct PathEntry {
   /// seen, a lookup of a key that is not there costs no scan.
   var keyBits: UInt64 = 0
 
-  init(parent: UnsafeMutablePointer<PathEntry>?, component: CodingPathComponent, cursor: Int) {
+  init(
+    parent: UnsafeMutablePointer<PathEntry>?, component: DecodingComponent, call: UnsafeMutablePointer<DecodeCall>,
+    cursor: Int
+  ) {
     self.parent = parent
     self.component = component
+    self.call = call
     self.cursor = cursor
     scanned = cursor
   }
@@ -56,20 +62,22 @@ struct PathEntry {
 /// Where a decoded value sits: its container's path entry and its own key.
 struct DecodingPath {
   let parent: UnsafeMutablePointer<PathEntry>?
-  let component: CodingPathComponent
+  let component: DecodingComponent
 
   /// The keys from the top level down to the value.
   var codingPath: [any CodingKey] { Self.codingPath(parent, component) }
 
-  static func codingPath(_ parent: UnsafeMutablePointer<PathEntry>?, _ component: CodingPathComponent)
+  static func codingPath(_ parent: UnsafeMutablePointer<PathEntry>?, _ component: DecodingComponent)
     -> [any CodingKey]
   {
+    // A component is made in the call of the entry it hangs from.
     var keys: [any CodingKey] = []
-    if let key = component.codingKey { keys.append(key) }
+    if let key = component.codingKey(in: parent?.pointee.call) { keys.append(key) }
     var entry = parent
     while let current = entry {
-      if let key = current.pointee.component.codingKey { keys.append(key) }
-      entry = current.pointee.parent
+      let up = current.pointee.parent
+      if let key = current.pointee.component.codingKey(in: up?.pointee.call) { keys.append(key) }
+      entry = up
     }
     keys.reverse()
     return keys
@@ -129,8 +137,12 @@ struct DecodeCall {
   var value = BSONValueRef.missing
   /// The value's coding path: its container's entry and its key.
   var parent: UnsafeMutablePointer<PathEntry>?
-  var component = CodingPathComponent.root
+  var component = DecodingComponent.root
   var arena = PathArena()
+  /// Keys that are not trivial, kept for the call's ``DecodingComponent/storedKey(_:)``s.
+  var keys: [any CodingKey] = []
+  /// The first byte of the document's storage, for ``DecodingComponent/documentKey(offset:count:)``.
+  var base: UnsafeRawPointer?
   /// Decoders lent to `superDecoder()`, finished with this one.
   var helpers: [BSONDecoderImpl] = []
   var userInfo: [CodingUserInfoKey: Any]?
@@ -180,6 +192,8 @@ final class DecoderResources: @unchecked Sendable {
     liveGeneration.pointee &+= 1
     call.pointee.arena.reset()
     call.pointee.helpers = []
+    call.pointee.keys.removeAll(keepingCapacity: true)
+    call.pointee.base = nil
     call.pointee.userInfo = nil
     call.pointee.value = .missing
     call.pointee.parent = nil
@@ -210,7 +224,7 @@ final class BSONDecoderImpl {
 
   init(
     storage: DocumentStorage, options: DecodingOptions, value: BSONValueRef,
-    parent: UnsafeMutablePointer<PathEntry>? = nil, component: CodingPathComponent = .root
+    parent: UnsafeMutablePointer<PathEntry>? = nil, component: DecodingComponent = .root
   ) {
     resources = DecoderResources.acquire()
     call = resources.call
@@ -222,6 +236,7 @@ final class BSONDecoderImpl {
     call.pointee.value = value
     call.pointee.parent = parent
     call.pointee.component = component
+    call.pointee.base = storage.base
   }
 
   /// Ends the call (and those of decoders lent to `superDecoder()`).
@@ -241,17 +256,17 @@ final class BSONDecoderImpl {
   @inline(__always) var base: UnsafeRawPointer { bytes.base }
   @inline(__always) var value: BSONValueRef { call.pointee.value }
   @inline(__always) var parent: UnsafeMutablePointer<PathEntry>? { call.pointee.parent }
-  @inline(__always) var component: CodingPathComponent { call.pointee.component }
+  @inline(__always) var component: DecodingComponent { call.pointee.component }
 
   /// The path of the current value.
   var path: DecodingPath { DecodingPath(parent: parent, component: component) }
 
   /// A new path entry (a container's node) whose address stays valid for this call.
   @inline(__always)
-  func pushEntry(parent: UnsafeMutablePointer<PathEntry>?, component: CodingPathComponent, cursor: Int)
+  func pushEntry(parent: UnsafeMutablePointer<PathEntry>?, component: DecodingComponent, cursor: Int)
     -> UnsafeMutablePointer<PathEntry>
   {
-    call.pointee.arena.push(PathEntry(parent: parent, component: component, cursor: cursor))
+    call.pointee.arena.push(PathEntry(parent: parent, component: component, call: call, cursor: cursor))
   }
 
   /// A handle for containers: what they read with, without reference counting.
@@ -262,7 +277,7 @@ final class BSONDecoderImpl {
   }
 
   /// A decoder positioned on `value`, independent of this one (for `superDecoder()`).
-  func detached(_ value: BSONValueRef, parent: UnsafeMutablePointer<PathEntry>?, component: CodingPathComponent)
+  func detached(_ value: BSONValueRef, parent: UnsafeMutablePointer<PathEntry>?, component: DecodingComponent)
     -> BSONDecoderImpl
   {
     let helper = BSONDecoderImpl(storage: storage, options: options, value: value, parent: parent, component: component)
@@ -273,7 +288,7 @@ final class BSONDecoderImpl {
   /// Runs `body` with this decoder positioned on `value`, then puts it back.
   @inline(__always)
   func descend<R>(
-    _ value: BSONValueRef, parent: UnsafeMutablePointer<PathEntry>?, component: CodingPathComponent,
+    _ value: BSONValueRef, parent: UnsafeMutablePointer<PathEntry>?, component: DecodingComponent,
     _ body: (BSONDecoderImpl) throws -> R
   ) rethrows -> R {
     let savedValue = call.pointee.value
@@ -305,7 +320,7 @@ final class BSONDecoderImpl {
   /// element by element, anything else through `init(from:)`.
   @inline(__always)
   func decodeValue<T: Decodable>(
-    _ type: T.Type, _ value: BSONValueRef, parent: UnsafeMutablePointer<PathEntry>?, component: CodingPathComponent
+    _ type: T.Type, _ value: BSONValueRef, parent: UnsafeMutablePointer<PathEntry>?, component: DecodingComponent
   ) throws -> T {
     try decodeValue(T.self, kind: kind(of: T.self), value, parent: parent, component: component)
   }
@@ -314,7 +329,7 @@ final class BSONDecoderImpl {
   @inline(__always)
   func decodeValue<T: Decodable>(
     _ type: T.Type, kind: DecodingKind, _ value: BSONValueRef, parent: UnsafeMutablePointer<PathEntry>?,
-    component: CodingPathComponent
+    component: DecodingComponent
   ) throws -> T {
     switch kind {
     case .primitive(let primitive):
@@ -335,7 +350,7 @@ final class BSONDecoderImpl {
 
   private func decodeCollection<C: BSONCollectionDecodable, T>(
     _ type: C.Type, as: T.Type, _ value: BSONValueRef, parent: UnsafeMutablePointer<PathEntry>?,
-    component: CodingPathComponent
+    component: DecodingComponent
   ) throws -> T {
     unsafeBitCast(try C.decodeBSON(value, in: self, parent: parent, component: component), to: T.self)
   }

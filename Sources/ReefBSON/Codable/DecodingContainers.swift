@@ -83,7 +83,7 @@ struct KeyedBSONDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
   let end: Int
 
   init(
-    decoder: BSONDecoderImpl, parent: UnsafeMutablePointer<PathEntry>?, component: CodingPathComponent,
+    decoder: BSONDecoderImpl, parent: UnsafeMutablePointer<PathEntry>?, component: DecodingComponent,
     document: BSONValueRef
   ) {
     handle = decoder.handle
@@ -99,7 +99,11 @@ struct KeyedBSONDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
   }
 
   @inline(__always)
-  private func path(_ key: Key) -> DecodingPath { DecodingPath(parent: entry, component: .key(key)) }
+  private func path(_ key: Key) -> DecodingPath { DecodingPath(parent: entry, component: component(key)) }
+
+  /// The path component of `key`, made in this container's call.
+  @inline(__always)
+  private func component(_ key: Key) -> DecodingComponent { .key(key, in: entry.pointee.call) }
 
   var allKeys: [Key] {
     handle.checkAlive()
@@ -229,7 +233,7 @@ struct KeyedBSONDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
   func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
     // Found outside the closure, which would otherwise look up this container type's metadata.
     let value = try require(key)
-    return try handle.withState { try $0.decodeValue(T.self, value, parent: entry, component: .key(key)) }
+    return try handle.withState { try $0.decodeValue(T.self, value, parent: entry, component: component(key)) }
   }
 
   // A missing key and a null both decode as `nil`.
@@ -306,7 +310,7 @@ struct KeyedBSONDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
   }
   func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
     guard let v = present(key) else { return nil }
-    return try handle.withState { try $0.decodeValue(T.self, v, parent: entry, component: .key(key)) }
+    return try handle.withState { try $0.decodeValue(T.self, v, parent: entry, component: component(key)) }
   }
 
   func nestedContainer<NestedKey: CodingKey>(
@@ -318,7 +322,7 @@ struct KeyedBSONDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     }
     return handle.withState {
       KeyedDecodingContainer(
-        KeyedBSONDecodingContainer<NestedKey>(decoder: $0, parent: entry, component: .key(key), document: value))
+        KeyedBSONDecodingContainer<NestedKey>(decoder: $0, parent: entry, component: component(key), document: value))
     }
   }
 
@@ -328,7 +332,7 @@ struct KeyedBSONDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
       throw handle.bytes.mismatch([Any].self, "array", value, path(key))
     }
     return handle.withState {
-      UnkeyedBSONDecodingContainer(decoder: $0, parent: entry, component: .key(key), array: value)
+      UnkeyedBSONDecodingContainer(decoder: $0, parent: entry, component: component(key), array: value)
     }
   }
 
@@ -337,12 +341,12 @@ struct KeyedBSONDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     let key = BSONCodingKey.super
     var name = key.stringValue
     let value = name.withUTF8 { find(UnsafeRawBufferPointer($0)) } ?? .missing
-    return handle.withState { $0.detached(value, parent: entry, component: .key(key)) }
+    return handle.withState { $0.detached(value, parent: entry, component: .key(key, in: entry.pointee.call)) }
   }
 
   func superDecoder(forKey key: Key) throws -> any Decoder {
     let value = find(key) ?? .missing
-    return handle.withState { $0.detached(value, parent: entry, component: .key(key)) }
+    return handle.withState { $0.detached(value, parent: entry, component: component(key)) }
   }
 }
 
@@ -360,7 +364,7 @@ final class UnkeyedBSONDecodingContainer: UnkeyedDecodingContainer {
   private var cachedCount: Int?
 
   init(
-    decoder: BSONDecoderImpl, parent: UnsafeMutablePointer<PathEntry>?, component: CodingPathComponent,
+    decoder: BSONDecoderImpl, parent: UnsafeMutablePointer<PathEntry>?, component: DecodingComponent,
     array: BSONValueRef
   ) {
     handle = decoder.handle
@@ -506,14 +510,14 @@ protocol BSONDecodingPrimitive {
 protocol BSONCollectionDecodable {
   static func decodeBSON(
     _ value: BSONValueRef, in decoder: BSONDecoderImpl, parent: UnsafeMutablePointer<PathEntry>?,
-    component: CodingPathComponent
+    component: DecodingComponent
   ) throws -> Self
 }
 
 extension Array: BSONCollectionDecodable where Element: Decodable {
   static func decodeBSON(
     _ value: BSONValueRef, in decoder: BSONDecoderImpl, parent: UnsafeMutablePointer<PathEntry>?,
-    component: CodingPathComponent
+    component: DecodingComponent
   ) throws -> [Element] {
     guard value.type == BSONType.array.rawValue else {
       throw decoder.mismatch(Self.self, "array", value, DecodingPath(parent: parent, component: component))
@@ -541,7 +545,7 @@ extension Array: BSONCollectionDecodable where Element: Decodable {
 extension Dictionary: BSONCollectionDecodable where Key == String, Value: Decodable {
   static func decodeBSON(
     _ value: BSONValueRef, in decoder: BSONDecoderImpl, parent: UnsafeMutablePointer<PathEntry>?,
-    component: CodingPathComponent
+    component: DecodingComponent
   ) throws -> [String: Value] {
     guard value.type == BSONType.document.rawValue else {
       throw decoder.mismatch(Self.self, "document", value, DecodingPath(parent: parent, component: component))
@@ -557,7 +561,8 @@ extension Dictionary: BSONCollectionDecodable where Key == String, Value: Decoda
       let e = decoder.element(at: p, end: end)
       let key = String(decoding: UnsafeRawBufferPointer(start: decoder.base + p + 1, count: e.keyLength), as: UTF8.self)
       let element = BSONValueRef(type: e.type, offset: e.value, length: e.length)
-      result[key] = try decoder.decodeValue(Value.self, kind: kind, element, parent: entry, component: .name(key))
+      result[key] = try decoder.decodeValue(
+        Value.self, kind: kind, element, parent: entry, component: .documentKey(offset: p &+ 1, count: e.keyLength))
       p = e.value &+ e.length
     }
     return result
