@@ -1031,6 +1031,68 @@ struct CodableDecoderStateTests {
     }
   }
 
+  @Test func concurrentEncodes() async throws {
+    let business = Business(name: "MongoDB", addresses: [nyc, paloAlto, springfield])
+    let expected = try BSONEncoder().encodeBytes(business)
+    try await withThrowingTaskGroup(of: Bool.self) { group in
+      for _ in 0..<8 {
+        group.addTask {
+          for _ in 0..<300 where try BSONEncoder().encodeBytes(business) != expected { return false }
+          return true
+        }
+      }
+      for try await ok in group { #expect(ok) }
+    }
+  }
+
+  @Test func anEncoderKeptPastItsCallWritesNothingIntoALaterCall() throws {
+    // The encoder state is reused from call to call: encoders and containers kept from an
+    // earlier call must not write into a later one, nor make it start over.
+    final class Kept: @unchecked Sendable {
+      var encoder: (any Encoder)?
+      var container: KeyedEncodingContainer<AnyKey>?
+    }
+    let kept = Kept()
+    struct Keeper: Encodable {
+      let kept: Kept
+      func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: AnyKey.self)
+        try c.encode(1, forKey: AnyKey("x"))
+        kept.container = c
+      }
+    }
+    struct Outer: Encodable {
+      let kept: Kept
+      func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: AnyKey.self)
+        try c.encode(Keeper(kept: kept), forKey: AnyKey("inner"))
+        kept.encoder = encoder
+      }
+    }
+    struct Meddled: Encodable {
+      let kept: Kept
+      func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: AnyKey.self)
+        try c.encode(1, forKey: AnyKey("a"))
+        var stale = kept.container!
+        try stale.encode(2, forKey: AnyKey("stale"))
+        var staleRoot = kept.encoder!.container(keyedBy: AnyKey.self)
+        try staleRoot.encode(3, forKey: AnyKey("staleRoot"))
+        var nested = staleRoot.nestedUnkeyedContainer(forKey: AnyKey("list"))
+        try nested.encode(4)
+        try c.encode(5, forKey: AnyKey("b"))
+      }
+    }
+    var first = DocumentBuilder()
+    first.appendDocument("inner") { $0.append("x", Int64(1)) }
+    #expect(try BSONEncoder().encodeBytes(Outer(kept: kept)) == first.bytes)
+    var second = DocumentBuilder()
+    second.append("a", Int64(1))
+    second.append("b", Int64(5))
+    #expect(try BSONEncoder().encodeBytes(Meddled(kept: kept)) == second.bytes)
+    #expect(try BSONEncoder().encodeBytes(Outer(kept: kept)) == first.bytes)
+  }
+
   @Test func aDecoderCannotOutliveItsDecodeCall() async {
     await #expect(processExitsWith: .failure) {
       final class Keeper: Decodable {

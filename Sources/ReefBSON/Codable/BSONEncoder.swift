@@ -127,10 +127,10 @@ public struct BSONEncoder: Sendable {
   /// Encodes `value` into a writer holding exactly one finished document.
   func encodeWriter<T: Encodable>(_ value: T) throws -> BSONWriter {
     let options = EncodingOptions(self)
-    let fast = EncodingState(options: options, isTree: false, root: T.self)
-    defer { fast.tearDownFast() }
+    let fast = EncodingState.fast(options: options, root: T.self)
+    defer { fast.endFast() }
     do {
-      try EncodingNode.root(fast).encodeSingle(value)
+      try fast.makeRoot().encodeSingle(value)
     } catch {
       if let recorded = fast.error { throw recorded }
       if !fast.needsTreeMode { throw error }
@@ -147,8 +147,8 @@ public struct BSONEncoder: Sendable {
   /// The second pass, for values whose containers were not used in order.
   @inline(never)
   static func encodeInTreeMode<T: Encodable>(_ value: T, options: EncodingOptions) throws -> BSONWriter {
-    let tree = EncodingState(options: options, isTree: true, root: T.self)
-    let root = EncodingNode.root(tree)
+    let tree = EncodingState.tree(options: options, root: T.self)
+    let root = tree.makeRoot()
     defer { root.tearDown() }
     do {
       try root.encodeSingle(value)
@@ -162,6 +162,9 @@ public struct BSONEncoder: Sendable {
 
 /// The encoder's settings, captured once per call.
 struct EncodingOptions {
+  /// The settings an idle state holds (so that it keeps no `userInfo` values alive).
+  static let cleared = EncodingOptions(BSONEncoder())
+
   let date: BSONEncoder.DateEncodingStrategy
   let uuid: BSONEncoder.UUIDEncodingStrategy
   let data: BSONEncoder.DataEncodingStrategy

@@ -1,5 +1,5 @@
 extension EncodingNode: Encoder {
-  var userInfo: [CodingUserInfoKey: Any] { state.userInfo }
+  var userInfo: [CodingUserInfoKey: Any] { isLive ? state.userInfo : [:] }
 
   func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
     becomeContainer(.document)
