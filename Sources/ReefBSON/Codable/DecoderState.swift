@@ -94,14 +94,18 @@ struct PathArena {
   private var used = 0
 
   /// Stores `entry` and returns its address, valid until ``reset()``.
+  @inline(__always)
   mutating func push(_ entry: PathEntry) -> UnsafeMutablePointer<PathEntry> {
     let chunk = used / Self.chunkSize
-    if chunk == chunks.count { chunks.append(.allocate(capacity: Self.chunkSize)) }
-    let slot = chunks[chunk] + used % Self.chunkSize
+    if chunk == chunks.count { addChunk() }
+    let slot = chunks.withUnsafeBufferPointer { $0[chunk] } + used % Self.chunkSize
     slot.initialize(to: entry)
     used += 1
     return slot
   }
+
+  @inline(never)
+  private mutating func addChunk() { chunks.append(.allocate(capacity: Self.chunkSize)) }
 
   /// Destroys every entry (and frees chunks beyond the few kept for reuse).
   mutating func reset() {

@@ -82,6 +82,7 @@ struct KeyedBSONDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
   /// Offset of the document's terminating zero.
   let end: Int
 
+  @inline(__always)
   init(
     decoder: BSONDecoderImpl, parent: UnsafeMutablePointer<PathEntry>?, component: DecodingComponent,
     document: BSONValueRef
