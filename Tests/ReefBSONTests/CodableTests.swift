@@ -849,6 +849,56 @@ struct CodableErrorTests {
     #expect(path(short!) == ["pair", "1"])
   }
 
+  @Test func errorPathsKeepEachKeyWithItsOwnType() throws {
+    struct Inner: Codable { var n: Int }
+    struct Outer: Codable {
+      var inner: Inner
+      enum CodingKeys: Int, CodingKey { case inner = 7 }
+    }
+    let error = #expect(throws: DecodingError.self) {
+      try BSONDecoder().decode(Outer.self, from: ["inner": ["n": "x"]])
+    }
+    guard case .typeMismatch(_, let context) = error else {
+      Issue.record("expected typeMismatch, got \(String(describing: error))")
+      return
+    }
+    #expect(context.codingPath.map(\.stringValue) == ["inner", "n"])
+    #expect(context.codingPath.first is Outer.CodingKeys)
+    #expect(context.codingPath.first?.intValue == 7)
+
+    // Keys of a type that is not trivial (a struct holding a string), at two levels, and a
+    // dictionary key under them.
+    struct Dynamic: Decodable {
+      init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: AnyKey.self)
+        let nested = try c.nestedContainer(keyedBy: AnyKey.self, forKey: AnyKey("outer"))
+        _ = try nested.decode([String: Inner].self, forKey: AnyKey("map"))
+      }
+    }
+    let dynamicError = #expect(throws: DecodingError.self) {
+      try BSONDecoder().decode(Dynamic.self, from: ["outer": ["map": ["k1": ["n": 1], "k2": ["n": "x"]]]])
+    }
+    #expect(path(dynamicError!) == ["outer", "map", "k2", "n"])
+    if case .typeMismatch(_, let dynamicContext) = dynamicError {
+      #expect(dynamicContext.codingPath.first is AnyKey)
+    }
+
+    struct Overflow: Encodable {
+      enum CodingKeys: Int, CodingKey { case value = 3 }
+      func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(UInt64.max, forKey: .value)
+      }
+    }
+    let encodingError = #expect(throws: EncodingError.self) { try BSONEncoder().encode(Overflow()) }
+    guard case .invalidValue(_, let encodingContext) = encodingError else {
+      Issue.record("expected invalidValue, got \(String(describing: encodingError))")
+      return
+    }
+    #expect(encodingContext.codingPath.first is Overflow.CodingKeys)
+    #expect(encodingContext.codingPath.first?.intValue == 3)
+  }
+
   @Test func keysWithAZeroByteAreEncodingErrors() throws {
     struct Holder: Encodable { var map: [String: Int] }
     let error = #expect(throws: EncodingError.self) { try BSONEncoder().encode(Holder(map: ["a\u{0}b": 1])) }
@@ -979,6 +1029,68 @@ struct CodableDecoderStateTests {
       }
       for try await ok in group { #expect(ok) }
     }
+  }
+
+  @Test func concurrentEncodes() async throws {
+    let business = Business(name: "MongoDB", addresses: [nyc, paloAlto, springfield])
+    let expected = try BSONEncoder().encodeBytes(business)
+    try await withThrowingTaskGroup(of: Bool.self) { group in
+      for _ in 0..<8 {
+        group.addTask {
+          for _ in 0..<300 where try BSONEncoder().encodeBytes(business) != expected { return false }
+          return true
+        }
+      }
+      for try await ok in group { #expect(ok) }
+    }
+  }
+
+  @Test func anEncoderKeptPastItsCallWritesNothingIntoALaterCall() throws {
+    // The encoder state is reused from call to call: encoders and containers kept from an
+    // earlier call must not write into a later one, nor make it start over.
+    final class Kept: @unchecked Sendable {
+      var encoder: (any Encoder)?
+      var container: KeyedEncodingContainer<AnyKey>?
+    }
+    let kept = Kept()
+    struct Keeper: Encodable {
+      let kept: Kept
+      func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: AnyKey.self)
+        try c.encode(1, forKey: AnyKey("x"))
+        kept.container = c
+      }
+    }
+    struct Outer: Encodable {
+      let kept: Kept
+      func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: AnyKey.self)
+        try c.encode(Keeper(kept: kept), forKey: AnyKey("inner"))
+        kept.encoder = encoder
+      }
+    }
+    struct Meddled: Encodable {
+      let kept: Kept
+      func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: AnyKey.self)
+        try c.encode(1, forKey: AnyKey("a"))
+        var stale = kept.container!
+        try stale.encode(2, forKey: AnyKey("stale"))
+        var staleRoot = kept.encoder!.container(keyedBy: AnyKey.self)
+        try staleRoot.encode(3, forKey: AnyKey("staleRoot"))
+        var nested = staleRoot.nestedUnkeyedContainer(forKey: AnyKey("list"))
+        try nested.encode(4)
+        try c.encode(5, forKey: AnyKey("b"))
+      }
+    }
+    var first = DocumentBuilder()
+    first.appendDocument("inner") { $0.append("x", Int64(1)) }
+    #expect(try BSONEncoder().encodeBytes(Outer(kept: kept)) == first.bytes)
+    var second = DocumentBuilder()
+    second.append("a", Int64(1))
+    second.append("b", Int64(5))
+    #expect(try BSONEncoder().encodeBytes(Meddled(kept: kept)) == second.bytes)
+    #expect(try BSONEncoder().encodeBytes(Outer(kept: kept)) == first.bytes)
   }
 
   @Test func aDecoderCannotOutliveItsDecodeCall() async {

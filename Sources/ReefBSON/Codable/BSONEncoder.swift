@@ -109,7 +109,11 @@ public struct BSONEncoder: Sendable {
   ///   and any error thrown by `value`'s `encode(to:)`.
   /// - Complexity: O(n) in the size of the output, for values whose containers are used in order.
   public func encode<T: Encodable>(_ value: T) throws -> Document {
-    if let document = value as? Document { return document }
+    // Only a `Document` or an optional can cast to `Document`; a cast of any other value would
+    // copy (and then destroy) the whole value.
+    if T.self == Document.self || T.self is any OptionalMarker.Type, let document = value as? Document {
+      return document
+    }
     return try encodeWriter(value).document(from: 0)
   }
 
@@ -123,10 +127,10 @@ public struct BSONEncoder: Sendable {
   /// Encodes `value` into a writer holding exactly one finished document.
   func encodeWriter<T: Encodable>(_ value: T) throws -> BSONWriter {
     let options = EncodingOptions(self)
-    let fast = EncodingState(options: options, isTree: false, root: T.self)
-    defer { fast.tearDownFast() }
+    let fast = EncodingState.fast(options: options, root: T.self)
+    defer { fast.endFast() }
     do {
-      try EncodingNode.root(fast).encodeSingle(value)
+      try fast.makeRoot().encodeSingle(value)
     } catch {
       if let recorded = fast.error { throw recorded }
       if !fast.needsTreeMode { throw error }
@@ -143,8 +147,8 @@ public struct BSONEncoder: Sendable {
   /// The second pass, for values whose containers were not used in order.
   @inline(never)
   static func encodeInTreeMode<T: Encodable>(_ value: T, options: EncodingOptions) throws -> BSONWriter {
-    let tree = EncodingState(options: options, isTree: true, root: T.self)
-    let root = EncodingNode.root(tree)
+    let tree = EncodingState.tree(options: options, root: T.self)
+    let root = tree.makeRoot()
     defer { root.tearDown() }
     do {
       try root.encodeSingle(value)
@@ -158,6 +162,9 @@ public struct BSONEncoder: Sendable {
 
 /// The encoder's settings, captured once per call.
 struct EncodingOptions {
+  /// The settings an idle state holds (so that it keeps no `userInfo` values alive).
+  static let cleared = EncodingOptions(BSONEncoder())
+
   let date: BSONEncoder.DateEncodingStrategy
   let uuid: BSONEncoder.UUIDEncodingStrategy
   let data: BSONEncoder.DataEncodingStrategy

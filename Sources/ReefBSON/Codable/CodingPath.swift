@@ -2,18 +2,86 @@
 enum CodingPathComponent {
   /// The top-level value, which has no key.
   case root
-  case key(any CodingKey)
+  /// A key of a trivial type of at most eight bytes (a synthesized `CodingKeys` enum): its type and
+  /// its bytes, so that copying the component copies no existential and calls no value witness.
+  case trivialKey(any CodingKey.Type, UInt64)
+  /// Any other key.
+  case anyKey(any CodingKey)
   case index(Int)
   /// A key known only as a string (dictionary keys).
   case name(String)
+
+  /// The component for `key`: its bytes when its type is trivial and small, else the key itself.
+  @inline(__always)
+  static func key<K: CodingKey>(_ key: K) -> CodingPathComponent {
+    guard _isPOD(K.self) && MemoryLayout<K>.size <= MemoryLayout<UInt64>.size else { return .anyKey(key) }
+    var bits: UInt64 = 0
+    // Safe: `K` is trivial and fits in the eight bytes of `bits`.
+    withUnsafeMutableBytes(of: &bits) { $0.storeBytes(of: key, as: K.self) }
+    return .trivialKey(K.self, bits)
+  }
 
   /// The component as a coding key; `nil` for the root.
   var codingKey: (any CodingKey)? {
     switch self {
     case .root: nil
-    case .key(let key): key
+    case .trivialKey(let type, let bits): Self.load(type, bits)
+    case .anyKey(let key): key
     case .index(let index): BSONCodingKey(index: index)
     case .name(let name): BSONCodingKey(stringValue: name)
+    }
+  }
+
+  /// The key of type `type` stored in `bits` by ``key(_:)``.
+  private static func load<K: CodingKey>(_ type: K.Type, _ bits: UInt64) -> any CodingKey {
+    // Safe: `bits` holds a `K` (trivial, at most eight bytes) written by `key(_:)`.
+    withUnsafeBytes(of: bits) { $0.load(as: K.self) }
+  }
+}
+
+/// One step of a decoding coding path. Unlike ``CodingPathComponent`` it is trivial, so the
+/// decoder copies it (into path entries, around every nested value) as plain bits: a key that is
+/// not trivial is kept in its decode call's ``DecodeCall/keys``, and a dictionary key is read back
+/// from the document's bytes when a path is made (for an error).
+enum DecodingComponent {
+  /// The top-level value, which has no key.
+  case root
+  /// A key of a trivial type of at most eight bytes (see ``CodingPathComponent/trivialKey(_:_:)``).
+  case trivialKey(any CodingKey.Type, UInt64)
+  /// The key at this index of the call's ``DecodeCall/keys``.
+  case storedKey(Int)
+  case index(Int)
+  /// A key in the document (of a `[String: T]`): the offset of its first byte and its length.
+  case documentKey(offset: Int, count: Int)
+
+  /// The component for `key`, made in `call` (whose key list keeps a key that is not trivial).
+  @inline(__always)
+  static func key<K: CodingKey>(_ key: K, in call: UnsafeMutablePointer<DecodeCall>) -> DecodingComponent {
+    switch CodingPathComponent.key(key) {
+    case .trivialKey(let type, let bits): return .trivialKey(type, bits)
+    default: return stored(key, in: call)
+    }
+  }
+
+  @inline(never)
+  private static func stored(_ key: any CodingKey, in call: UnsafeMutablePointer<DecodeCall>) -> DecodingComponent {
+    call.pointee.keys.append(key)
+    return .storedKey(call.pointee.keys.count &- 1)
+  }
+
+  /// The component as a coding key (`nil` for the root); `call` is the call the component was
+  /// made in (its parent entry's), `nil` only for the root.
+  func codingKey(in call: UnsafeMutablePointer<DecodeCall>?) -> (any CodingKey)? {
+    switch self {
+    case .root: return nil
+    case .trivialKey(let type, let bits): return CodingPathComponent.trivialKey(type, bits).codingKey
+    case .storedKey(let index): return call?.pointee.keys[index]
+    case .index(let index): return BSONCodingKey(index: index)
+    case .documentKey(let offset, let count):
+      guard let base = call?.pointee.base else { return nil }
+      // Safe: the key's bytes lie in the call's validated document, which outlives the call.
+      return BSONCodingKey(
+        stringValue: String(decoding: UnsafeRawBufferPointer(start: base + offset, count: count), as: UTF8.self))
     }
   }
 }
@@ -23,10 +91,12 @@ enum CodingPathComponent {
 /// (The decoder keeps its path in `PathEntry`s instead.)
 class CodingPathNode {
   /// The node of the enclosing container, or `nil` at the top level. (Variable only so that
-  /// the encoder can reuse a node it has finished with.)
-  final var parent: CodingPathNode?
+  /// the encoder can reuse a node it has finished with; like the encoder's other per-node fields
+  /// it is only touched by the one encode call that owns it, so the dynamic exclusivity check of
+  /// every assignment is left out.)
+  @exclusivity(unchecked) final var parent: CodingPathNode?
   /// This node's key in its parent.
-  final var component: CodingPathComponent
+  @exclusivity(unchecked) final var component: CodingPathComponent
 
   init(parent: CodingPathNode?, component: CodingPathComponent) {
     self.parent = parent

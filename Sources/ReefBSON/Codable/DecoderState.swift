@@ -26,8 +26,10 @@ struct BSONValueRef {
 struct PathEntry {
   /// The entry of the enclosing container, or `nil` at the top level.
   let parent: UnsafeMutablePointer<PathEntry>?
-  /// This container's key in its parent.
-  let component: CodingPathComponent
+  /// This container's key in its parent (made in the parent's call).
+  let component: DecodingComponent
+  /// The call this entry belongs to, whose key list holds the keys its containers make.
+  let call: UnsafeMutablePointer<DecodeCall>
   /// Keyed containers: where the next lookup starts (just after the element found last).
   var cursor: Int
   /// Keyed containers: every element before this offset has its key in ``keyBits``.
@@ -36,9 +38,13 @@ struct PathEntry {
   /// seen, a lookup of a key that is not there costs no scan.
   var keyBits: UInt64 = 0
 
-  init(parent: UnsafeMutablePointer<PathEntry>?, component: CodingPathComponent, cursor: Int) {
+  init(
+    parent: UnsafeMutablePointer<PathEntry>?, component: DecodingComponent, call: UnsafeMutablePointer<DecodeCall>,
+    cursor: Int
+  ) {
     self.parent = parent
     self.component = component
+    self.call = call
     self.cursor = cursor
     scanned = cursor
   }
@@ -56,20 +62,22 @@ struct PathEntry {
 /// Where a decoded value sits: its container's path entry and its own key.
 struct DecodingPath {
   let parent: UnsafeMutablePointer<PathEntry>?
-  let component: CodingPathComponent
+  let component: DecodingComponent
 
   /// The keys from the top level down to the value.
   var codingPath: [any CodingKey] { Self.codingPath(parent, component) }
 
-  static func codingPath(_ parent: UnsafeMutablePointer<PathEntry>?, _ component: CodingPathComponent)
+  static func codingPath(_ parent: UnsafeMutablePointer<PathEntry>?, _ component: DecodingComponent)
     -> [any CodingKey]
   {
+    // A component is made in the call of the entry it hangs from.
     var keys: [any CodingKey] = []
-    if let key = component.codingKey { keys.append(key) }
+    if let key = component.codingKey(in: parent?.pointee.call) { keys.append(key) }
     var entry = parent
     while let current = entry {
-      if let key = current.pointee.component.codingKey { keys.append(key) }
-      entry = current.pointee.parent
+      let up = current.pointee.parent
+      if let key = current.pointee.component.codingKey(in: up?.pointee.call) { keys.append(key) }
+      entry = up
     }
     keys.reverse()
     return keys
@@ -86,14 +94,18 @@ struct PathArena {
   private var used = 0
 
   /// Stores `entry` and returns its address, valid until ``reset()``.
+  @inline(__always)
   mutating func push(_ entry: PathEntry) -> UnsafeMutablePointer<PathEntry> {
     let chunk = used / Self.chunkSize
-    if chunk == chunks.count { chunks.append(.allocate(capacity: Self.chunkSize)) }
-    let slot = chunks[chunk] + used % Self.chunkSize
+    if chunk == chunks.count { addChunk() }
+    let slot = chunks.withUnsafeBufferPointer { $0[chunk] } + used % Self.chunkSize
     slot.initialize(to: entry)
     used += 1
     return slot
   }
+
+  @inline(never)
+  private mutating func addChunk() { chunks.append(.allocate(capacity: Self.chunkSize)) }
 
   /// Destroys every entry (and frees chunks beyond the few kept for reuse).
   mutating func reset() {
@@ -129,8 +141,12 @@ struct DecodeCall {
   var value = BSONValueRef.missing
   /// The value's coding path: its container's entry and its key.
   var parent: UnsafeMutablePointer<PathEntry>?
-  var component = CodingPathComponent.root
+  var component = DecodingComponent.root
   var arena = PathArena()
+  /// Keys that are not trivial, kept for the call's ``DecodingComponent/storedKey(_:)``s.
+  var keys: [any CodingKey] = []
+  /// The first byte of the document's storage, for ``DecodingComponent/documentKey(offset:count:)``.
+  var base: UnsafeRawPointer?
   /// Decoders lent to `superDecoder()`, finished with this one.
   var helpers: [BSONDecoderImpl] = []
   var userInfo: [CodingUserInfoKey: Any]?
@@ -180,6 +196,8 @@ final class DecoderResources: @unchecked Sendable {
     liveGeneration.pointee &+= 1
     call.pointee.arena.reset()
     call.pointee.helpers = []
+    call.pointee.keys.removeAll(keepingCapacity: true)
+    call.pointee.base = nil
     call.pointee.userInfo = nil
     call.pointee.value = .missing
     call.pointee.parent = nil
@@ -210,7 +228,7 @@ final class BSONDecoderImpl {
 
   init(
     storage: DocumentStorage, options: DecodingOptions, value: BSONValueRef,
-    parent: UnsafeMutablePointer<PathEntry>? = nil, component: CodingPathComponent = .root
+    parent: UnsafeMutablePointer<PathEntry>? = nil, component: DecodingComponent = .root
   ) {
     resources = DecoderResources.acquire()
     call = resources.call
@@ -222,6 +240,7 @@ final class BSONDecoderImpl {
     call.pointee.value = value
     call.pointee.parent = parent
     call.pointee.component = component
+    call.pointee.base = storage.base
   }
 
   /// Ends the call (and those of decoders lent to `superDecoder()`).
@@ -241,17 +260,17 @@ final class BSONDecoderImpl {
   @inline(__always) var base: UnsafeRawPointer { bytes.base }
   @inline(__always) var value: BSONValueRef { call.pointee.value }
   @inline(__always) var parent: UnsafeMutablePointer<PathEntry>? { call.pointee.parent }
-  @inline(__always) var component: CodingPathComponent { call.pointee.component }
+  @inline(__always) var component: DecodingComponent { call.pointee.component }
 
   /// The path of the current value.
   var path: DecodingPath { DecodingPath(parent: parent, component: component) }
 
   /// A new path entry (a container's node) whose address stays valid for this call.
   @inline(__always)
-  func pushEntry(parent: UnsafeMutablePointer<PathEntry>?, component: CodingPathComponent, cursor: Int)
+  func pushEntry(parent: UnsafeMutablePointer<PathEntry>?, component: DecodingComponent, cursor: Int)
     -> UnsafeMutablePointer<PathEntry>
   {
-    call.pointee.arena.push(PathEntry(parent: parent, component: component, cursor: cursor))
+    call.pointee.arena.push(PathEntry(parent: parent, component: component, call: call, cursor: cursor))
   }
 
   /// A handle for containers: what they read with, without reference counting.
@@ -262,7 +281,7 @@ final class BSONDecoderImpl {
   }
 
   /// A decoder positioned on `value`, independent of this one (for `superDecoder()`).
-  func detached(_ value: BSONValueRef, parent: UnsafeMutablePointer<PathEntry>?, component: CodingPathComponent)
+  func detached(_ value: BSONValueRef, parent: UnsafeMutablePointer<PathEntry>?, component: DecodingComponent)
     -> BSONDecoderImpl
   {
     let helper = BSONDecoderImpl(storage: storage, options: options, value: value, parent: parent, component: component)
@@ -273,7 +292,7 @@ final class BSONDecoderImpl {
   /// Runs `body` with this decoder positioned on `value`, then puts it back.
   @inline(__always)
   func descend<R>(
-    _ value: BSONValueRef, parent: UnsafeMutablePointer<PathEntry>?, component: CodingPathComponent,
+    _ value: BSONValueRef, parent: UnsafeMutablePointer<PathEntry>?, component: DecodingComponent,
     _ body: (BSONDecoderImpl) throws -> R
   ) rethrows -> R {
     let savedValue = call.pointee.value
@@ -305,7 +324,7 @@ final class BSONDecoderImpl {
   /// element by element, anything else through `init(from:)`.
   @inline(__always)
   func decodeValue<T: Decodable>(
-    _ type: T.Type, _ value: BSONValueRef, parent: UnsafeMutablePointer<PathEntry>?, component: CodingPathComponent
+    _ type: T.Type, _ value: BSONValueRef, parent: UnsafeMutablePointer<PathEntry>?, component: DecodingComponent
   ) throws -> T {
     try decodeValue(T.self, kind: kind(of: T.self), value, parent: parent, component: component)
   }
@@ -314,7 +333,7 @@ final class BSONDecoderImpl {
   @inline(__always)
   func decodeValue<T: Decodable>(
     _ type: T.Type, kind: DecodingKind, _ value: BSONValueRef, parent: UnsafeMutablePointer<PathEntry>?,
-    component: CodingPathComponent
+    component: DecodingComponent
   ) throws -> T {
     switch kind {
     case .primitive(let primitive):
@@ -335,7 +354,7 @@ final class BSONDecoderImpl {
 
   private func decodeCollection<C: BSONCollectionDecodable, T>(
     _ type: C.Type, as: T.Type, _ value: BSONValueRef, parent: UnsafeMutablePointer<PathEntry>?,
-    component: CodingPathComponent
+    component: DecodingComponent
   ) throws -> T {
     unsafeBitCast(try C.decodeBSON(value, in: self, parent: parent, component: component), to: T.self)
   }
@@ -375,8 +394,8 @@ final class BSONDecoderImpl {
   // MARK: - Reading values (forwarded to `bytes`)
 
   @inline(__always) func pointer(_ value: BSONValueRef) -> UnsafeRawPointer { bytes.pointer(value) }
-  @inline(__always) func element(at p: Int) -> (type: UInt8, keyLength: Int, value: Int, length: Int) {
-    bytes.element(at: p)
+  @inline(__always) func element(at p: Int, end: Int) -> (type: UInt8, keyLength: Int, value: Int, length: Int) {
+    bytes.element(at: p, end: end)
   }
   func elementCount(_ value: BSONValueRef) -> Int { bytes.elementCount(value) }
   @inline(__always) func bool(_ value: BSONValueRef, _ path: @autoclosure () -> DecodingPath) throws -> Bool {
@@ -423,15 +442,17 @@ struct BSONBytes {
   /// The first byte of `value`. Safe: offsets come from walking a validated document.
   @inline(__always) func pointer(_ value: BSONValueRef) -> UnsafeRawPointer { base + value.offset }
 
-  /// The type byte, key length, value offset and value length of the element at `p`.
+  /// The type byte, key length, value offset and value length of the element at `p`, in the
+  /// document or array whose terminating zero is at `end`. The key's end is found eight bytes at
+  /// a time inline (no `strlen` call).
   @inline(__always)
-  func element(at p: Int) -> (type: UInt8, keyLength: Int, value: Int, length: Int) {
+  func element(at p: Int, end: Int) -> (type: UInt8, keyLength: Int, value: Int, length: Int) {
     // Safe: validated documents terminate every key with a zero byte before the document's end,
     // and every value's length fits before it.
     let type = base.byte(p)
-    let keyLength = strlen(base.advanced(by: p &+ 1).assumingMemoryBound(to: CChar.self))
-    let value = p &+ 2 &+ keyLength
-    return (type, keyLength, value, BSON.valueLength(type: type, at: base + value))
+    let keyEnd = keyTerminator(base, from: p &+ 1, end: end)
+    let value = keyEnd &+ 1
+    return (type, keyEnd &- p &- 1, value, BSON.valueLength(type: type, in: base, at: value, end: end))
   }
 
   /// The number of elements of the document or array `value`.
@@ -441,7 +462,7 @@ struct BSONBytes {
     var p = value.offset &+ 4
     var count = 0
     while p < end {
-      let element = element(at: p)
+      let element = element(at: p, end: end)
       p = element.value &+ element.length
       count &+= 1
     }

@@ -82,8 +82,9 @@ struct KeyedBSONDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
   /// Offset of the document's terminating zero.
   let end: Int
 
+  @inline(__always)
   init(
-    decoder: BSONDecoderImpl, parent: UnsafeMutablePointer<PathEntry>?, component: CodingPathComponent,
+    decoder: BSONDecoderImpl, parent: UnsafeMutablePointer<PathEntry>?, component: DecodingComponent,
     document: BSONValueRef
   ) {
     handle = decoder.handle
@@ -99,14 +100,18 @@ struct KeyedBSONDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
   }
 
   @inline(__always)
-  private func path(_ key: Key) -> DecodingPath { DecodingPath(parent: entry, component: .key(key)) }
+  private func path(_ key: Key) -> DecodingPath { DecodingPath(parent: entry, component: component(key)) }
+
+  /// The path component of `key`, made in this container's call.
+  @inline(__always)
+  private func component(_ key: Key) -> DecodingComponent { .key(key, in: entry.pointee.call) }
 
   var allKeys: [Key] {
     handle.checkAlive()
     var keys: [Key] = []
     var p = first
     while p < end {
-      let element = handle.bytes.element(at: p)
+      let element = handle.bytes.element(at: p, end: end)
       let name = String(
         decoding: UnsafeRawBufferPointer(start: handle.bytes.base + p + 1, count: element.keyLength), as: UTF8.self)
       if let key = Key(stringValue: name) { keys.append(key) }
@@ -124,16 +129,17 @@ struct KeyedBSONDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
   }
 
   func find(_ name: UnsafeRawBufferPointer) -> BSONValueRef? {
-    let cursor = entry.pointee.cursor
-    if let found = scan(name, from: cursor, to: end) { return found }
-    guard cursor > first else { return nil }
-    // Every key has been seen and this one is not among them: no need to scan again.
+    // Every key has been seen and this one is not among them: no need to scan again (a struct
+    // with optional properties looks up each absent key once).
     if entry.pointee.scanned == end,
       entry.pointee.keyBits & PathEntry.keyBit(name.baseAddress ?? UnsafeRawPointer(handle.bytes.base), name.count)
         == 0
     {
       return nil
     }
+    let cursor = entry.pointee.cursor
+    if let found = scan(name, from: cursor, to: end) { return found }
+    guard cursor > first else { return nil }
     return scan(name, from: first, to: cursor)
   }
 
@@ -143,10 +149,10 @@ struct KeyedBSONDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     let count = name.count
     var p = from
     while p < limit {
-      let element = handle.bytes.element(at: p)
+      let element = handle.bytes.element(at: p, end: end)
       let next = element.value &+ element.length
       if p == entry.pointee.scanned { note(base + p + 1, element.keyLength, next) }
-      if element.keyLength == count && (count == 0 || memcmp(base + p + 1, name.baseAddress!, count) == 0) {
+      if element.keyLength == count && (count == 0 || bytesEqual(base + p + 1, name.baseAddress!, count)) {
         entry.pointee.cursor = next
         return BSONValueRef(type: element.type, offset: element.value, length: element.length)
       }
@@ -228,7 +234,7 @@ struct KeyedBSONDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
   func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
     // Found outside the closure, which would otherwise look up this container type's metadata.
     let value = try require(key)
-    return try handle.withState { try $0.decodeValue(T.self, value, parent: entry, component: .key(key)) }
+    return try handle.withState { try $0.decodeValue(T.self, value, parent: entry, component: component(key)) }
   }
 
   // A missing key and a null both decode as `nil`.
@@ -305,7 +311,7 @@ struct KeyedBSONDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
   }
   func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
     guard let v = present(key) else { return nil }
-    return try handle.withState { try $0.decodeValue(T.self, v, parent: entry, component: .key(key)) }
+    return try handle.withState { try $0.decodeValue(T.self, v, parent: entry, component: component(key)) }
   }
 
   func nestedContainer<NestedKey: CodingKey>(
@@ -317,7 +323,7 @@ struct KeyedBSONDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     }
     return handle.withState {
       KeyedDecodingContainer(
-        KeyedBSONDecodingContainer<NestedKey>(decoder: $0, parent: entry, component: .key(key), document: value))
+        KeyedBSONDecodingContainer<NestedKey>(decoder: $0, parent: entry, component: component(key), document: value))
     }
   }
 
@@ -327,7 +333,7 @@ struct KeyedBSONDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
       throw handle.bytes.mismatch([Any].self, "array", value, path(key))
     }
     return handle.withState {
-      UnkeyedBSONDecodingContainer(decoder: $0, parent: entry, component: .key(key), array: value)
+      UnkeyedBSONDecodingContainer(decoder: $0, parent: entry, component: component(key), array: value)
     }
   }
 
@@ -336,12 +342,12 @@ struct KeyedBSONDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     let key = BSONCodingKey.super
     var name = key.stringValue
     let value = name.withUTF8 { find(UnsafeRawBufferPointer($0)) } ?? .missing
-    return handle.withState { $0.detached(value, parent: entry, component: .key(key)) }
+    return handle.withState { $0.detached(value, parent: entry, component: .key(key, in: entry.pointee.call)) }
   }
 
   func superDecoder(forKey key: Key) throws -> any Decoder {
     let value = find(key) ?? .missing
-    return handle.withState { $0.detached(value, parent: entry, component: .key(key)) }
+    return handle.withState { $0.detached(value, parent: entry, component: component(key)) }
   }
 }
 
@@ -359,7 +365,7 @@ final class UnkeyedBSONDecodingContainer: UnkeyedDecodingContainer {
   private var cachedCount: Int?
 
   init(
-    decoder: BSONDecoderImpl, parent: UnsafeMutablePointer<PathEntry>?, component: CodingPathComponent,
+    decoder: BSONDecoderImpl, parent: UnsafeMutablePointer<PathEntry>?, component: DecodingComponent,
     array: BSONValueRef
   ) {
     handle = decoder.handle
@@ -380,7 +386,7 @@ final class UnkeyedBSONDecodingContainer: UnkeyedDecodingContainer {
     var n = currentIndex
     var p = position
     while p < end {
-      let element = handle.bytes.element(at: p)
+      let element = handle.bytes.element(at: p, end: end)
       p = element.value &+ element.length
       n += 1
     }
@@ -398,7 +404,7 @@ final class UnkeyedBSONDecodingContainer: UnkeyedDecodingContainer {
   private func peek(_ type: Any.Type) throws -> (value: BSONValueRef, next: Int) {
     handle.checkAlive()
     guard position < end else { throw atEnd(type) }
-    let element = handle.bytes.element(at: position)
+    let element = handle.bytes.element(at: position, end: end)
     return (
       BSONValueRef(type: element.type, offset: element.value, length: element.length), element.value &+ element.length
     )
@@ -505,14 +511,14 @@ protocol BSONDecodingPrimitive {
 protocol BSONCollectionDecodable {
   static func decodeBSON(
     _ value: BSONValueRef, in decoder: BSONDecoderImpl, parent: UnsafeMutablePointer<PathEntry>?,
-    component: CodingPathComponent
+    component: DecodingComponent
   ) throws -> Self
 }
 
 extension Array: BSONCollectionDecodable where Element: Decodable {
   static func decodeBSON(
     _ value: BSONValueRef, in decoder: BSONDecoderImpl, parent: UnsafeMutablePointer<PathEntry>?,
-    component: CodingPathComponent
+    component: DecodingComponent
   ) throws -> [Element] {
     guard value.type == BSONType.array.rawValue else {
       throw decoder.mismatch(Self.self, "array", value, DecodingPath(parent: parent, component: component))
@@ -526,7 +532,7 @@ extension Array: BSONCollectionDecodable where Element: Decodable {
     var p = value.offset &+ 4
     var index = 0
     while p < end {
-      let e = decoder.element(at: p)
+      let e = decoder.element(at: p, end: end)
       let element = BSONValueRef(type: e.type, offset: e.value, length: e.length)
       result.append(
         try decoder.decodeValue(Element.self, kind: kind, element, parent: entry, component: .index(index)))
@@ -540,7 +546,7 @@ extension Array: BSONCollectionDecodable where Element: Decodable {
 extension Dictionary: BSONCollectionDecodable where Key == String, Value: Decodable {
   static func decodeBSON(
     _ value: BSONValueRef, in decoder: BSONDecoderImpl, parent: UnsafeMutablePointer<PathEntry>?,
-    component: CodingPathComponent
+    component: DecodingComponent
   ) throws -> [String: Value] {
     guard value.type == BSONType.document.rawValue else {
       throw decoder.mismatch(Self.self, "document", value, DecodingPath(parent: parent, component: component))
@@ -553,10 +559,11 @@ extension Dictionary: BSONCollectionDecodable where Key == String, Value: Decoda
     let end = value.offset &+ value.length &- 1
     var p = value.offset &+ 4
     while p < end {
-      let e = decoder.element(at: p)
+      let e = decoder.element(at: p, end: end)
       let key = String(decoding: UnsafeRawBufferPointer(start: decoder.base + p + 1, count: e.keyLength), as: UTF8.self)
       let element = BSONValueRef(type: e.type, offset: e.value, length: e.length)
-      result[key] = try decoder.decodeValue(Value.self, kind: kind, element, parent: entry, component: .name(key))
+      result[key] = try decoder.decodeValue(
+        Value.self, kind: kind, element, parent: entry, component: .documentKey(offset: p &+ 1, count: e.keyLength))
       p = e.value &+ e.length
     }
     return result

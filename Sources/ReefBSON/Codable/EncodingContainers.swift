@@ -1,5 +1,5 @@
 extension EncodingNode: Encoder {
-  var userInfo: [CodingUserInfoKey: Any] { state.userInfo }
+  var userInfo: [CodingUserInfoKey: Any] { isLive ? state.userInfo : [:] }
 
   func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
     becomeContainer(.document)
@@ -178,7 +178,10 @@ struct KeyedBSONEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
     if let value { try encode(value, forKey: key) } else { try absent(key) }
   }
   mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
-    if let value { try encode(value, forKey: key) } else { try absent(key) }
+    // Tested without unwrapping first: unwrapping needs `Optional<T>`'s metadata (a lookup per
+    // call), a test for nil only `T`'s.
+    guard value != nil else { return try absent(key) }
+    try encode(value.unsafelyUnwrapped, forKey: key)
   }
 
   mutating func nestedContainer<NestedKey: CodingKey>(

@@ -25,60 +25,12 @@ struct EncodingKindSlot {
   var kind: EncodingKind
 }
 
-/// One idle ``EncodingCache``, kept between calls (a retained reference, or 0).
-private let idleEncodingCache = Atomic<UInt>(0)
-
-/// What an encode call learns that the next one can use: how types encode, and the size of the
-/// last document of the same top-level type. Reused from call to call (one is kept idle).
-final class EncodingCache {
-  static let kindSlotCount = 64
-  /// The largest starting capacity taken from the previous document: one large document must
-  /// not make every later small one hold a large buffer (larger documents grow as they are written).
-  static let maximumStartCapacity = 64 * 1024
-  /// A small direct-mapped cache in front of the global `encodingKinds`.
-  let kindSlots = UnsafeMutablePointer<EncodingKindSlot>.allocate(capacity: EncodingCache.kindSlotCount)
-  /// The state's `frames` and `spareNodes` arrays, empty between calls but keeping their capacity.
-  let frames = UnsafeMutablePointer<[EncodingNode]>.allocate(capacity: 1)
-  let spareNodes = UnsafeMutablePointer<[EncodingNode]>.allocate(capacity: 1)
-  /// The top-level type of the last call and the size of its document, for the next writer's capacity.
-  var rootType: ObjectIdentifier?
-  var rootSize = 0
-
-  private init() {
-    kindSlots.initialize(repeating: EncodingKindSlot(type: nil, kind: .other), count: Self.kindSlotCount)
-    frames.initialize(to: [])
-    spareNodes.initialize(to: [])
-  }
-
-  deinit {
-    kindSlots.deinitialize(count: Self.kindSlotCount)
-    kindSlots.deallocate()
-    frames.deinitialize(count: 1)
-    frames.deallocate()
-    spareNodes.deinitialize(count: 1)
-    spareNodes.deallocate()
-  }
-
-  /// The idle cache, or a new one.
-  static func acquire() -> EncodingCache {
-    let idle = idleEncodingCache.exchange(0, ordering: .acquiringAndReleasing)
-    if idle != 0 {
-      return Unmanaged<EncodingCache>.fromOpaque(UnsafeRawPointer(bitPattern: idle)!).takeRetainedValue()
-    }
-    return EncodingCache()
-  }
-
-  /// Keeps this cache for the next call (or drops it when another one is kept already).
-  func release() {
-    let address = UInt(bitPattern: Unmanaged.passRetained(self).toOpaque())
-    if !idleEncodingCache.compareExchange(expected: 0, desired: address, ordering: .acquiringAndReleasing).exchanged {
-      Unmanaged<EncodingCache>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).release()
-    }
-  }
-}
+/// One idle fast-mode ``EncodingState``, kept between calls with its nodes (a retained
+/// reference, or 0).
+private let idleEncodingState = Atomic<UInt>(0)
 
 /// Marks `Optional`, whose values a dynamic cast unwraps.
-private protocol OptionalMarker {}
+protocol OptionalMarker {}
 extension Optional: OptionalMarker {}
 
 /// The state of one `BSONEncoder.encode` call.
@@ -91,9 +43,19 @@ extension Optional: OptionalMarker {}
 /// `needsTreeMode` and the encoder starts again in tree mode, where every container keeps its own
 /// bytes and the pieces are joined at the end.
 final class EncodingState {
-  let options: EncodingOptions
+  static let kindSlotCount = 64
+  /// The largest starting capacity taken from the previous document: one large document must
+  /// not make every later small one hold a large buffer (larger documents grow as they are written).
+  static let maximumStartCapacity = 64 * 1024
+
+  /// The current call's settings.
+  private(set) var options: EncodingOptions
   /// Whether every container keeps its own bytes (the second, order-independent pass).
   let isTree: Bool
+  /// Fast mode: changes when a call ends. A node belongs to the call whose generation it carries
+  /// (``EncodingNode/isLive``), so an encoder or container kept past its call writes nothing into
+  /// a later call that reuses this state.
+  @exclusivity(unchecked) private(set) var generation: UInt64 = 0
   /// The output in fast mode. It lives behind a pointer (as do `frames`) so that the many small
   /// writes cost no dynamic exclusivity check.
   var writer: BSONWriter {
@@ -106,49 +68,119 @@ final class EncodingState {
     unsafeMutableAddress { framesStorage }
   }
   private let writerStorage = UnsafeMutablePointer<BSONWriter>.allocate(capacity: 1)
-  private let framesStorage: UnsafeMutablePointer<[EncodingNode]>
-  /// Fast mode: nodes of nested values that were closed and referenced by nothing else, for reuse.
+  private let framesStorage = UnsafeMutablePointer<[EncodingNode]>.allocate(capacity: 1)
+  /// Fast mode: nodes of nested values that were closed and referenced by nothing else, for reuse
+  /// (kept from call to call with the state).
   private var spareNodes: [EncodingNode] {
     unsafeAddress { UnsafePointer(spareNodesStorage) }
     unsafeMutableAddress { spareNodesStorage }
   }
-  private let spareNodesStorage: UnsafeMutablePointer<[EncodingNode]>
+  private let spareNodesStorage = UnsafeMutablePointer<[EncodingNode]>.allocate(capacity: 1)
+  /// Fast mode: the top-level node of the last call, reused when nothing else kept it.
+  private var rootNode: EncodingNode?
   /// Set in fast mode when a container was used after it was closed.
-  var needsTreeMode = false
+  @exclusivity(unchecked) var needsTreeMode = false
   /// The first error from an API that cannot throw (`container(keyedBy:)` and the like).
   var error: (any Error)?
   private var cachedUserInfo: [CodingUserInfoKey: Any]?
-  private let cache: EncodingCache
-  private let kindSlots: UnsafeMutablePointer<EncodingKindSlot>
+  /// A small direct-mapped cache in front of the global `encodingKinds`, kept across calls.
+  private let kindSlots = UnsafeMutablePointer<EncodingKindSlot>.allocate(capacity: EncodingState.kindSlotCount)
+  /// The top-level type of the last fast call and the size of its document, for the next
+  /// writer's capacity.
+  private var rootType: ObjectIdentifier?
+  private var rootSize = 0
 
   /// A state for encoding a value of type `root`.
-  init<Root>(options: EncodingOptions, isTree: Bool, root: Root.Type) {
+  private init<Root>(options: EncodingOptions, isTree: Bool, root: Root.Type) {
     self.options = options
     self.isTree = isTree
-    cache = EncodingCache.acquire()
-    kindSlots = cache.kindSlots
-    var capacity = isTree ? 16 : 256
+    kindSlots.initialize(repeating: EncodingKindSlot(type: nil, kind: .other), count: Self.kindSlotCount)
+    writerStorage.initialize(to: BSONWriter(capacity: isTree ? 16 : 256))
+    framesStorage.initialize(to: [])
+    spareNodesStorage.initialize(to: [])
+  }
+
+  /// A state for one tree-mode call.
+  static func tree<Root>(options: EncodingOptions, root: Root.Type) -> EncodingState {
+    EncodingState(options: options, isTree: true, root: root)
+  }
+
+  /// A fast-mode state for a call encoding a value of type `root`: the idle one when there is
+  /// one (with its nodes and caches), else a new one. Give it back with ``endFast()``.
+  static func fast<Root>(options: EncodingOptions, root: Root.Type) -> EncodingState {
+    let idle = idleEncodingState.exchange(0, ordering: .acquiringAndReleasing)
+    guard idle != 0 else { return EncodingState(options: options, isTree: false, root: root) }
+    let state = Unmanaged<EncodingState>.fromOpaque(UnsafeRawPointer(bitPattern: idle)!).takeRetainedValue()
+    state.options = options
     // The last document of the same type is the best guess of this one's size (rounded up to 64).
-    if !isTree && cache.rootType == ObjectIdentifier(root) {
-      capacity = max(capacity, (min(cache.rootSize, EncodingCache.maximumStartCapacity) &+ 63) & ~63)
+    var capacity = 256
+    if state.rootType == ObjectIdentifier(root) {
+      capacity = max(capacity, (min(state.rootSize, Self.maximumStartCapacity) &+ 63) & ~63)
     }
-    writerStorage.initialize(to: BSONWriter(capacity: capacity))
-    framesStorage = cache.frames
-    spareNodesStorage = cache.spareNodes
+    state.writer = BSONWriter(capacity: capacity)
+    return state
   }
 
   /// Remembers the size of a finished fast-mode document for the next call of the same type.
   func recordSize<Root>(_ size: Int, of root: Root.Type) {
-    cache.rootType = ObjectIdentifier(root)
-    cache.rootSize = size
+    rootType = ObjectIdentifier(root)
+    rootSize = size
   }
+
+  /// Ends a fast-mode call: its nodes stop being live, the per-call fields are cleared, and the
+  /// state is kept for the next call (or, when one is kept already, its reference cycles with its
+  /// nodes are broken so that it can go).
+  func endFast() {
+    generation &+= 1
+    frames.removeAll(keepingCapacity: true)
+    needsTreeMode = false
+    error = nil
+    cachedUserInfo = nil
+    options = EncodingOptions.cleared
+    writer = BSONWriter(buffer: Self.placeholderBuffer)
+    if rootNode != nil && !isKnownUniquelyReferenced(&rootNode!) { rootNode = nil }
+    let address = UInt(bitPattern: Unmanaged.passRetained(self).toOpaque())
+    if !idleEncodingState.compareExchange(expected: 0, desired: address, ordering: .acquiringAndReleasing).exchanged {
+      spareNodes.removeAll()
+      rootNode = nil
+      Unmanaged<EncodingState>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).release()
+    }
+  }
+
+  /// What an idle state's writer holds, so that it keeps no document's bytes alive.
+  // nonisolated(unsafe): never written to; a writer holding it is never its only owner, so its
+  // first write moves to a buffer of its own (copy on write).
+  nonisolated(unsafe) private static let placeholderBuffer = WriteBuffer(capacity: 1)
 
   deinit {
     writerStorage.deinitialize(count: 1)
     writerStorage.deallocate()
-    frames.removeAll(keepingCapacity: true)
-    spareNodes.removeAll(keepingCapacity: true)
-    cache.release()
+    framesStorage.deinitialize(count: 1)
+    framesStorage.deallocate()
+    spareNodesStorage.deinitialize(count: 1)
+    spareNodesStorage.deallocate()
+    kindSlots.deinitialize(count: Self.kindSlotCount)
+    kindSlots.deallocate()
+  }
+
+  /// The top-level node of this call: the last call's when nothing else kept it.
+  func makeRoot() -> EncodingNode {
+    if !isTree, let node = rootNode {
+      node.kind = .pending
+      node.start = 0
+      node.count = 0
+      node.generation = generation
+      node.isOpen = true
+      frames.append(node)
+      return node
+    }
+    let node = EncodingNode(state: self, parent: nil, component: .root, kind: .pending, typeOffset: -1)
+    if !isTree {
+      node.isOpen = true
+      frames.append(node)
+      rootNode = node
+    }
+    return node
   }
 
   /// How values of static type `T` are encoded; classified once per type and process, and
@@ -158,7 +190,7 @@ final class EncodingState {
     let id = ObjectIdentifier(type)
     // Metadata addresses are at least 8-byte aligned: mix the bits above that into a slot index.
     let bits = UInt(bitPattern: id)
-    let slot = kindSlots + Int((bits >> 4 ^ bits >> 9) & UInt(EncodingCache.kindSlotCount - 1))
+    let slot = kindSlots + Int((bits >> 4 ^ bits >> 9) & UInt(EncodingState.kindSlotCount - 1))
     if slot.pointee.type == id { return slot.pointee.kind }
     let kind = Self.sharedKind(type)
     slot.pointee = EncodingKindSlot(type: id, kind: kind)
@@ -214,12 +246,13 @@ final class EncodingState {
     node.parent = parent
     node.component = component
     node.typeOffset = typeOffset
+    node.generation = generation
     return node
   }
 
   /// Keeps `node` (closed, fast mode) for reuse when nothing else refers to it.
   @inline(__always)
-  func recycle(_ node: inout EncodingNode) {
+  func recycle(_ node: consuming EncodingNode) {
     guard isKnownUniquelyReferenced(&node) else { return }
     node.parent = nil
     node.component = .root
@@ -227,12 +260,6 @@ final class EncodingState {
     node.start = 0
     node.count = 0
     spareNodes.append(node)
-  }
-
-  /// Breaks the state <-> node reference cycles at the end of a fast-mode call.
-  func tearDownFast() {
-    frames.removeAll(keepingCapacity: true)
-    spareNodes.removeAll(keepingCapacity: true)
   }
 
   /// Records the first error of an API that cannot throw; `encode` throws it at the end.
@@ -250,6 +277,8 @@ final class EncodingState {
 
   @inline(never)
   func prepareWriteSlow(_ node: EncodingNode) -> Bool {
+    // A node of an earlier call (kept by its user) writes nothing, and does not disturb this call.
+    guard node.isLive else { return false }
     guard node.isOpen else {
       needsTreeMode = true
       return false
@@ -331,16 +360,18 @@ final class EncodingNode: CodingPathNode {
   }
 
   let state: EncodingState
-  var kind: Kind
+  @exclusivity(unchecked) var kind: Kind
   /// The offset of this element's type byte: in `state.writer` in fast mode, in the parent's
   /// `own` bytes in tree mode; -1 for the top-level value.
-  var typeOffset: Int
+  @exclusivity(unchecked) var typeOffset: Int
   /// Fast mode: the offset of the length prefix once this is a document or array.
-  var start = 0
+  @exclusivity(unchecked) var start = 0
   /// Fast mode: whether the node is in `state.frames`.
-  var isOpen = false
+  @exclusivity(unchecked) var isOpen = false
+  /// Fast mode: the generation of the call the node belongs to (see ``EncodingState/generation``).
+  @exclusivity(unchecked) var generation: UInt64
   /// The number of array elements written.
-  var count = 0
+  @exclusivity(unchecked) var count = 0
   /// Tree mode: this node's own bytes (elements without the length prefix and terminator, or the
   /// value of a single value). Made on first use, so fast mode never allocates it.
   lazy var own = BSONWriter(capacity: 64)
@@ -351,18 +382,12 @@ final class EncodingNode: CodingPathNode {
     self.state = state
     self.kind = kind
     self.typeOffset = typeOffset
+    generation = state.generation
     super.init(parent: parent, component: component)
   }
 
-  /// The top-level node of an encoding.
-  static func root(_ state: EncodingState) -> EncodingNode {
-    let node = EncodingNode(state: state, parent: nil, component: .root, kind: .pending, typeOffset: -1)
-    if !state.isTree {
-      node.isOpen = true
-      state.frames.append(node)
-    }
-    return node
-  }
+  /// Whether the node belongs to its state's current call (always, in tree mode).
+  @inline(__always) var isLive: Bool { generation == state.generation }
 
   @inline(__always) var isRoot: Bool { typeOffset < 0 }
 
@@ -448,7 +473,7 @@ final class EncodingNode: CodingPathNode {
       state.writer.truncate(to: mark)
       throw invalidKey(key, component)
     }
-    var child = state.pendingNode(parent: self, component: component, typeOffset: mark)
+    let child = state.pendingNode(parent: self, component: component, typeOffset: mark)
     child.isOpen = true
     state.frames.append(child)
     do {
@@ -459,7 +484,7 @@ final class EncodingNode: CodingPathNode {
       throw error
     }
     state.close(through: child)
-    state.recycle(&child)
+    state.recycle(consume child)
   }
 
   /// Creates a nested document or array container as the element `key`.
@@ -523,7 +548,9 @@ final class EncodingNode: CodingPathNode {
   /// A node whose writes go nowhere, for containers that could not be created (the error is
   /// recorded, or tree mode will redo the work).
   private func detachedNode(_ kind: Kind, _ component: CodingPathComponent) -> EncodingNode {
-    EncodingNode(state: state, parent: self, component: component, kind: kind, typeOffset: Int.max)
+    let node = EncodingNode(state: state, parent: self, component: component, kind: kind, typeOffset: Int.max)
+    node.generation = generation  // a node of an earlier call makes nodes of that call
+    return node
   }
 
   /// Encodes `value` as the element `key` of this container.
@@ -559,7 +586,7 @@ final class EncodingNode: CodingPathNode {
     }
     // A pending value is always the innermost open frame until it is closed.
     guard state.isInnermost(self) else {
-      state.needsTreeMode = true
+      if isLive { state.needsTreeMode = true }
       return
     }
     if !isRoot { state.writer[typeOffset] = type.rawValue }
@@ -587,6 +614,8 @@ final class EncodingNode: CodingPathNode {
   /// Turns this pending value into a document or array container (or checks that it is one).
   func becomeContainer(_ wanted: Kind) {
     if kind == wanted { return }
+    // A node of an earlier call (kept by its user) changes nothing.
+    guard isLive else { return }
     guard kind == .pending else {
       state.record(containerMisuse(wanted))
       return
@@ -744,44 +773,43 @@ extension BSONWriter {
   /// `false`, writing nothing, when the key contains a zero byte.
   @inline(__always)
   mutating func appendScalarElement(_ type: UInt8, _ key: String, _ value: ScalarValue) -> Bool {
-    var key = key
-    return key.withUTF8 { k -> Bool in
+    withUTF8Bytes(of: key) { k -> Bool in
       let n = k.count
-      if n > 0 && memchr(k.baseAddress!, 0, n) != nil { return false }
       switch value {
-      case .string(var text):
-        text.withUTF8 { u in
+      case .string(let text):
+        return withUTF8Bytes(of: text) { u in
           // Safe: the reservation covers the header (n + 2), the length (4), the bytes and the zero.
           let total = n &+ 7 &+ u.count
           let p = reserve(total)
-          Self.storeHeader(p, type, k)
+          guard Self.storeHeader(p, type, k) else { return false }
           let v = p + (n &+ 2)
           v.storeBytes(of: Int32(truncatingIfNeeded: u.count &+ 1).littleEndian, as: Int32.self)
           if u.count > 0 { (v + 4).copyMemory(from: u.baseAddress!, byteCount: u.count) }
           v.storeBytes(of: 0, toByteOffset: 4 &+ u.count, as: UInt8.self)
           advance(total)
+          return true
         }
       case .none:
-        Self.storeHeader(reserve(n &+ 2), type, k)
+        guard Self.storeHeader(reserve(n &+ 2), type, k) else { return false }
         advance(n &+ 2)
       case .byte(let b):
         let p = reserve(n &+ 3)
-        Self.storeHeader(p, type, k)
+        guard Self.storeHeader(p, type, k) else { return false }
         p.storeBytes(of: b, toByteOffset: n &+ 2, as: UInt8.self)
         advance(n &+ 3)
       case .int32(let i):
         let p = reserve(n &+ 6)
-        Self.storeHeader(p, type, k)
+        guard Self.storeHeader(p, type, k) else { return false }
         p.storeBytes(of: i.littleEndian, toByteOffset: n &+ 2, as: Int32.self)
         advance(n &+ 6)
       case .int64(let i):
         let p = reserve(n &+ 10)
-        Self.storeHeader(p, type, k)
+        guard Self.storeHeader(p, type, k) else { return false }
         p.storeBytes(of: i.littleEndian, toByteOffset: n &+ 2, as: Int64.self)
         advance(n &+ 10)
       case .bits(let bits):
         let p = reserve(n &+ 10)
-        Self.storeHeader(p, type, k)
+        guard Self.storeHeader(p, type, k) else { return false }
         p.storeBytes(of: bits.littleEndian, toByteOffset: n &+ 2, as: UInt64.self)
         advance(n &+ 10)
       }
@@ -789,26 +817,32 @@ extension BSONWriter {
     }
   }
 
-  /// Stores a type byte, `key` and its terminator at `p` (which has room for them).
+  /// Stores a type byte, `key` and its terminator at `p` (which has room for them). Returns
+  /// `false` when the key contains a zero byte (the caller then does not advance past them).
   @inline(__always)
-  private static func storeHeader(_ p: UnsafeMutableRawPointer, _ type: UInt8, _ key: UnsafeBufferPointer<UInt8>) {
+  private static func storeHeader(_ p: UnsafeMutableRawPointer, _ type: UInt8, _ key: UnsafeBufferPointer<UInt8>)
+    -> Bool
+  {
     p.storeBytes(of: type, as: UInt8.self)
-    if key.count > 0 { (p + 1).copyMemory(from: key.baseAddress!, byteCount: key.count) }
+    // Safe: the caller reserved room for the type byte, the key and its terminator.
+    guard copyNonZeroBytes(to: p + 1, from: UnsafeRawBufferPointer(key)) else { return false }
     p.storeBytes(of: 0, toByteOffset: key.count &+ 1, as: UInt8.self)
+    return true
   }
 
   /// Appends `key` and its terminator. Returns `false` (with the bytes appended) when the key
   /// contains a zero byte, which BSON cannot store in a key.
   @inline(__always)
   mutating func appendKey(_ key: String) -> Bool {
-    var key = key
-    let clean = key.withUTF8 { u -> Bool in
-      guard let p = u.baseAddress, u.count > 0 else { return true }
-      append(UnsafeRawBufferPointer(u))
-      return memchr(p, 0, u.count) == nil
+    withUTF8Bytes(of: key) { u -> Bool in
+      let n = u.count
+      let p = reserve(n &+ 1)
+      // Safe: n + 1 bytes were reserved.
+      let clean = copyNonZeroBytes(to: p, from: UnsafeRawBufferPointer(u))
+      p.storeBytes(of: 0, toByteOffset: n, as: UInt8.self)
+      advance(n &+ 1)
+      return clean
     }
-    byte(0)
-    return clean
   }
 
   /// Appends the 5-byte empty document.
