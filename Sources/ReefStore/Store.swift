@@ -8,6 +8,34 @@ import ReefQuery
   import Darwin
 #endif
 
+/// How much a commit waits for the disk: what a power loss can take back.
+///
+/// A crash of the process never loses a committed transaction, whatever the level: commits
+/// are in the operating system's page cache when they return. The levels differ only when the
+/// machine stops (power loss, kernel panic) before the page cache reaches the disk.
+///
+/// | level | flushes per commit | after a power loss | like |
+/// |---|---|---|---|
+/// | ``full`` | 2 | every acknowledged commit is there | SQLite `synchronous=FULL`, MongoDB `j: true` |
+/// | ``normal`` | 1 | the last commit may be undone; the store is intact | SQLite WAL `synchronous=NORMAL` |
+/// | ``none`` | 0 | recent commits may be lost and the store may be damaged | SQLite `synchronous=OFF` |
+public enum Durability: String, Sendable, Hashable, CaseIterable {
+  /// Every commit is on disk when it returns (the default). LMDB flushes twice per commit:
+  /// the new pages (`fdatasync`), then the page that makes them current (a synchronous write),
+  /// because the second must not reach the disk before the first.
+  case full
+  /// One flush per commit: the new pages are flushed, the page that makes them current is
+  /// written but not waited for (LMDB's `MDB_NOMETASYNC`); it reaches the disk with the next
+  /// commit, ``Store/sync()``, or the operating system's write-back (about 30 s on Linux). A
+  /// power loss may undo the last committed transaction, never damage the store: the store
+  /// opens at the transaction before.
+  case normal
+  /// No flush (LMDB's `MDB_NOSYNC`): for bulk loads, with ``Store/sync()`` at the end. A power
+  /// loss may lose every transaction since the last flush and, on file systems that may write
+  /// pages out of order (ext4 and XFS among them), damage the store.
+  case none
+}
+
 /// How a store is opened.
 public struct StoreOptions: Sendable {
   /// The map size to start with; the map grows (doubling) as data grows, up to `maximumMapSize`.
@@ -17,23 +45,52 @@ public struct StoreOptions: Sendable {
   public var maximumMapSize: Int = 1 << 40
   /// Open for reading only: writes fail with ``StoreError/Kind/readOnly``.
   public var readOnly = false
-  /// Durability. `true` (the default) flushes to disk on every commit; `false` ("no sync",
-  /// for bulk loads) leaves flushing to the operating system: a crash of the process loses
-  /// nothing, a crash of the machine may lose the last transactions (but never corrupts the
-  /// store). Call ``Store/sync()`` at the end of a bulk load.
-  public var syncOnCommit = true
+  /// How much each commit waits for the disk (``Durability/full`` by default: a commit that
+  /// returns survives a power loss). ``Store/write(durability:_:)`` chooses another level for
+  /// one transaction.
+  public var durability = Durability.full
   /// The most read transactions that may be open at once, across all processes.
   public var maximumReaders = 126
 
+  /// Whether commits flush to disk: `true` is ``Durability/full``, `false` ``Durability/none``.
+  @available(*, deprecated, message: "use durability (.full, .normal or .none)")
+  public var syncOnCommit: Bool {
+    get { durability != .none }
+    set { durability = newValue ? .full : .none }
+  }
+
+  /// Options; by default a writable store that grows from 64 MiB, fully durable.
   public init(
     initialMapSize: Int = 64 << 20, maximumMapSize: Int = 1 << 40, readOnly: Bool = false,
-    syncOnCommit: Bool = true, maximumReaders: Int = 126
+    durability: Durability = .full, maximumReaders: Int = 126
   ) {
     self.initialMapSize = initialMapSize
     self.maximumMapSize = maximumMapSize
     self.readOnly = readOnly
-    self.syncOnCommit = syncOnCommit
+    self.durability = durability
     self.maximumReaders = maximumReaders
+  }
+
+  /// Options with `syncOnCommit` (`true` is ``Durability/full``, `false` ``Durability/none``).
+  @available(*, deprecated, message: "use init(durability:) (.full, .normal or .none)")
+  public init(
+    initialMapSize: Int = 64 << 20, maximumMapSize: Int = 1 << 40, readOnly: Bool = false,
+    syncOnCommit: Bool, maximumReaders: Int = 126
+  ) {
+    self.init(
+      initialMapSize: initialMapSize, maximumMapSize: maximumMapSize, readOnly: readOnly,
+      durability: syncOnCommit ? .full : .none, maximumReaders: maximumReaders)
+  }
+}
+
+extension Durability {
+  /// The LMDB environment flags of this level.
+  var environmentFlags: UInt32 {
+    switch self {
+    case .full: 0
+    case .normal: UInt32(MDB_NOMETASYNC)
+    case .none: UInt32(MDB_NOSYNC)
+    }
   }
 }
 
@@ -74,6 +131,7 @@ public final class Store: @unchecked Sendable {
     try check(mdb_env_create(&environment), "creating the environment")
     self.environment = environment!
     mapSize = options.initialMapSize
+    committing = options.durability
     // Every stored property is set: a throw from here on runs deinit, which closes the
     // environment (closing it before throwing as well would free it twice).
     try check(mdb_env_set_maxdbs(environment, 4096), "opening \(path)")
@@ -82,7 +140,7 @@ public final class Store: @unchecked Sendable {
     try check(mdb_env_set_mapsize(environment, options.initialMapSize), "opening \(path)")
     var flags = UInt32(MDB_NOSUBDIR | MDB_NOTLS)
     if options.readOnly { flags |= UInt32(MDB_RDONLY) }
-    if !options.syncOnCommit { flags |= UInt32(MDB_NOSYNC) }
+    if !options.readOnly { flags |= options.durability.environmentFlags }
     let code = mdb_env_open(environment, path, flags, 0o644)
     if code != 0 {
       throw StoreError(.open, "cannot open the store \(path): \(String(cString: mdb_strerror(code)))")
@@ -103,7 +161,8 @@ public final class Store: @unchecked Sendable {
 
   deinit { mdb_env_close(environment) }
 
-  /// Flushes committed transactions to disk (for stores opened with `syncOnCommit: false`).
+  /// Flushes committed transactions to disk: after commits with ``Durability/normal`` or
+  /// ``Durability/none``, everything committed so far then survives a power loss.
   public func sync() throws(StoreError) {
     try check(mdb_env_sync(environment, 1), "sync")
   }
@@ -120,11 +179,25 @@ public final class Store: @unchecked Sendable {
   }
 
   /// Runs `body` in the write transaction: it waits for any other writer (in any process),
-  /// and commits when `body` returns, or rolls back everything when it throws.
+  /// and commits when `body` returns, or rolls back everything when it throws. The commit has
+  /// the store's ``StoreOptions/durability``.
   public func write<R>(_ body: (Transaction) throws -> R) throws -> R {
+    try write(durability: options.durability, body)
+  }
+
+  /// Runs `body` in the write transaction, as ``write(_:)``, committing with `durability`
+  /// instead of the store's ``StoreOptions/durability``.
+  ///
+  /// ```swift
+  /// try store.write(durability: .normal) { transaction in … }  // one flush, not two
+  /// ```
+  ///
+  /// A ``Durability/full`` commit also makes every earlier commit durable.
+  public func write<R>(durability: Durability, _ body: (Transaction) throws -> R) throws -> R {
     guard !options.readOnly else { throw StoreError(.readOnly, "the store \(path) is open read-only") }
     return try writeLock.withLock { () throws -> R in
       try growMapIfNeeded()
+      try commitDurability(durability)
       let transaction = try Transaction(store: self, readOnly: false)
       let result: R
       do {
@@ -136,6 +209,29 @@ public final class Store: @unchecked Sendable {
       try transaction.commit()
       return result
     }
+  }
+
+  /// The durability the environment's flags give commits now (changed under the write lock).
+  private var committing: Durability
+
+  /// Sets the environment's flags for the next commit to `durability`. LMDB reads them when it
+  /// commits; they may change at any time, from one thread at a time (the write lock's holder).
+  /// They are this process's: other processes commit with their own.
+  private func commitDurability(_ durability: Durability) throws(StoreError) {
+    guard durability != committing else { return }
+    let all = UInt32(MDB_NOSYNC | MDB_NOMETASYNC)
+    try check(mdb_env_set_flags(environment, all, 0), "setting the durability")
+    if durability.environmentFlags != 0 {
+      try check(mdb_env_set_flags(environment, durability.environmentFlags, 1), "setting the durability")
+    }
+    committing = durability
+  }
+
+  /// LMDB's environment flags now.
+  var environmentFlags: UInt32 {
+    var flags: UInt32 = 0
+    mdb_env_get_flags(environment, &flags)
+    return flags
   }
 
   /// Doubles the map when it is more than three quarters used (and no transaction of this
