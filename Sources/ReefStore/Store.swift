@@ -227,6 +227,107 @@ public final class Store: @unchecked Sendable {
     committing = durability
   }
 
+  // MARK: Memory
+
+  /// Lets go of the store's pages that this process has mapped in while reading: they stop
+  /// counting in its resident memory, and the data stays in the operating system's page cache
+  /// (a later read maps it again, without reading the disk).
+  ///
+  /// Reading walks the store's memory map, and each page read stays mapped (resident, counted as
+  /// file-backed memory) until the store closes. Linux maps up to 64 KB of cached neighbours
+  /// with each page read ("fault-around"), so reading pages in an order other than the file's
+  /// (an import of scattered `_id`s, a scan of a store filled in such an order) maps several
+  /// times what it reads, up to the store's size. The pages are clean and shared (writes go
+  /// through the file, not the map), so dropping them loses nothing.
+  /// ``Store/importDump(from:options:progress:)`` and ``Store/exportDump(to:collections:progress:)``
+  /// call this as they go, with a limit of 64 MB. It is safe while transactions are open, in
+  /// this thread or others: their documents read the same bytes again.
+  ///
+  /// On systems other than Linux it does nothing.
+  /// - Parameter limit: release only when this process's file-backed resident memory (the
+  ///   store's map, other mapped files and the program itself: `/proc/self/statm`) is over
+  ///   `limit` bytes. Checking costs a read of `/proc/self/statm` (about 10 µs), so a loop can
+  ///   call this every few hundred documents; releasing costs a walk of the mapped pages.
+  /// - Complexity: O(*p*) in the pages mapped, when it releases.
+  public func releaseMappedPages(ifMappedMemoryExceeds limit: Int = 0) {
+    #if os(Linux)
+      if limit > 0 {
+        guard let resident = fileBackedResidentBytes(), resident > limit else { return }
+      }
+      beginLock.withLock {
+        // The begin lock keeps the map where it is: it moves only when it grows, under this lock.
+        var info = MDB_envinfo()
+        mdb_env_info(environment, &info)
+        for (start, count) in mappings(ofSize: info.me_mapsize) { _ = madvise(start, count, MADV_DONTNEED) }
+      }
+    #endif
+  }
+
+  /// The limit ``releaseMappedPages(ifMappedMemoryExceeds:)`` gets from imports and exports.
+  static let mappedMemoryLimit = 64 << 20
+
+  #if os(Linux)
+    /// This process's resident file-backed and shared memory (`/proc/self/statm`'s third
+    /// field, in pages), in bytes.
+    func fileBackedResidentBytes() -> Int? {
+      let statm = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)
+      guard statm >= 0 else { return nil }
+      defer { close(statm) }
+      var text = [UInt8](repeating: 0, count: 128)
+      let count = Glibc.read(statm, &text, text.count)
+      guard count > 0 else { return nil }
+      let fields = text[..<count].split(separator: UInt8(ascii: " "))
+      guard fields.count >= 3, let pages = Int(String(decoding: fields[2], as: UTF8.self)) else { return nil }
+      return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+  #endif
+
+  #if os(Linux)
+    /// This process's shared mappings of the store file that are `size` bytes long (the map),
+    /// from `/proc/self/maps`. LMDB does not say where its map is (`mdb_env_info` gives an
+    /// address only for a fixed map), so it is found by the file's device and inode.
+    func mappings(ofSize size: Int) -> [(UnsafeMutableRawPointer, Int)] {
+      var file = stat()
+      var descriptor: Int32 = -1
+      guard mdb_env_get_fd(environment, &descriptor) == 0, fstat(descriptor, &file) == 0 else { return [] }
+      let maps = open("/proc/self/maps", O_RDONLY | O_CLOEXEC)
+      guard maps >= 0 else { return [] }
+      defer { close(maps) }
+      var text: [UInt8] = []
+      var chunk = [UInt8](repeating: 0, count: 65_536)
+      while true {
+        let count = Glibc.read(maps, &chunk, chunk.count)
+        if count < 0 && errno == EINTR { continue }
+        guard count > 0 else { break }
+        text += chunk[..<count]
+      }
+      // Each line: start-end perms offset major:minor inode path (numbers in hex but the inode).
+      // glibc's major() and minor() (macros, not imported).
+      let dev = UInt64(file.st_dev)
+      let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & ~0xfff)
+      let minor = (dev & 0xff) | ((dev >> 12) & ~0xff)
+      let device = String(major, radix: 16) + ":" + String(minor, radix: 16)
+      var found: [(UnsafeMutableRawPointer, Int)] = []
+      for line in text.split(separator: UInt8(ascii: "\n")) {
+        let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 5, omittingEmptySubsequences: true)
+        guard fields.count >= 5, fields[1].last == UInt8(ascii: "s"),
+          UInt64(String(decoding: fields[4], as: UTF8.self)) == UInt64(file.st_ino),
+          UInt64(String(decoding: fields[2], as: UTF8.self), radix: 16) == 0
+        else { continue }
+        let numbers = String(decoding: fields[3], as: UTF8.self).split(separator: ":")
+        let parsed = numbers.compactMap { UInt64($0, radix: 16) }.map { String($0, radix: 16) }
+        guard parsed.count == 2, parsed.joined(separator: ":") == device else { continue }
+        let range = fields[0].split(separator: UInt8(ascii: "-"))
+        guard range.count == 2, let start = UInt(String(decoding: range[0], as: UTF8.self), radix: 16),
+          let end = UInt(String(decoding: range[1], as: UTF8.self), radix: 16), end > start,
+          Int(end - start) == size, let pointer = UnsafeMutableRawPointer(bitPattern: start)
+        else { continue }
+        found.append((pointer, size))
+      }
+      return found
+    }
+  #endif
+
   /// LMDB's environment flags now.
   var environmentFlags: UInt32 {
     var flags: UInt32 = 0

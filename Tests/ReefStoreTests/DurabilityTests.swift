@@ -11,7 +11,7 @@ import Testing
 
 /// Durability levels (issue 4): each level commits, closes and reopens with everything there
 /// (a process that ends loses nothing at any level); per-transaction levels; the environment
-/// flags each level sets for LMDB; `syncOnCommit` mapped.
+/// flags each level sets for LMDB; `syncOnCommit` mapped; mapped pages released.
 @Suite struct DurabilityTests {
   @Test(arguments: Durability.allCases)
   func commitsSurviveClosingAndReopening(_ durability: Durability) throws {
@@ -104,4 +104,67 @@ import Testing
     options.syncOnCommit = true
     #expect(options.durability == .full)
   }
+
+  #if os(Linux)
+    /// Reading maps the store's pages into this process; releasing them drops them from its
+    /// resident memory, and documents still read the same (also views read before).
+    @Test func releasingMappedPagesKeepsEveryDocument() throws {
+      let temporary = try TemporaryStore()
+      let store = temporary.store
+      let filler = String(repeating: "x", count: 1_000)
+      try store.write { transaction in
+        let collection = transaction.collection("c")
+        for index in 0..<8_000 { try collection.insert(document(#"{"_id": \#(index), "f": "\#(filler)"}"#)) }
+      }
+      try store.read { transaction in
+        let collection = transaction.collection("c")
+        var first: Document?
+        var count = 0
+        try collection.forEach { document in
+          if first == nil { first = document.copied() }
+          count += 1
+          return true
+        }
+        #expect(count == 8_000)
+        let before = mappedResidentKilobytes(store)
+        #expect(before > 4_000, "a scan of 8 MB mapped only \(before) kB")
+        store.releaseMappedPages()
+        let after = mappedResidentKilobytes(store)
+        #expect(after < 1_000, "\(after) kB still mapped after releasing (\(before) kB before)")
+        // The same transaction reads the same bytes again.
+        var again = 0
+        try collection.forEach { document in
+          if again == 0 { #expect(document.bytes == first?.bytes) }
+          again += 1
+          return true
+        }
+        #expect(again == 8_000)
+      }
+      #expect(try store.collection("c").count() == 8_000)
+    }
+  #endif
 }
+
+#if os(Linux)
+  /// The resident kilobytes of the store's memory map, from /proc/self/smaps.
+  func mappedResidentKilobytes(_ store: Store) -> Int {
+    var info = MDB_envinfo()
+    mdb_env_info(store.environment, &info)
+    guard let (address, _) = store.mappings(ofSize: info.me_mapsize).first else { return -1 }
+    let start = UInt(bitPattern: address)
+    guard let bytes = readFile("/proc/self/smaps") else { return -1 }
+    var inMap = false
+    for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+      if let dash = line.firstIndex(of: "-"), let address = UInt(line[..<dash], radix: 16),
+        line[line.index(after: dash)...].first?.isHexDigit == true
+      {
+        inMap = address == start
+        continue
+      }
+      if inMap && line.hasPrefix("Rss:") {
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? -1
+      }
+    }
+    return -1
+  }
+#endif
