@@ -48,7 +48,8 @@ extension Store {
   /// - Returns: what was written.
   /// - Throws: ``BSONError`` from the writer (I/O, a second collection for a single file),
   ///   ``StoreError`` from the store.
-  /// - Complexity: O(n) in the documents; memory is one document.
+  /// - Complexity: O(n) in the documents; memory is one document (and the store's pages read,
+  ///   released whenever they pass 64 MB: ``releaseMappedPages(ifMappedMemoryExceeds:)``).
   @discardableResult
   public func exportDump(
     to writer: DumpWriter, collections: [String]? = nil, progress: ((ExportProgress) -> Void)? = nil
@@ -69,6 +70,7 @@ extension Store {
         try collection.forEach { document in
           try writer.write(document)
           count += 1
+          if count % 256 == 0 { releaseMappedPages(ifMappedMemoryExceeds: Store.mappedMemoryLimit) }
           if count % 1000 == 0 {
             progress?(
               ExportProgress(documents: report.documents + count, totalDocuments: total, collection: name))

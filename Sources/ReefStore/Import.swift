@@ -123,6 +123,12 @@ extension Store {
   /// target while the import runs are lost when it is swapped. Adding to a large existing
   /// collection costs a copy of it; importing into a new or dropped one does not.
   ///
+  /// The batches commit with at most ``Durability/normal`` durability (one flush each: a power
+  /// loss can only undo batches of an import that has not returned); the last commit has the
+  /// store's ``StoreOptions/durability``. The store's pages mapped in along the way are released
+  /// whenever they pass 64 MB (``Store/releaseMappedPages(ifMappedMemoryExceeds:)``), so resident
+  /// memory stays flat whatever the size of the store.
+  ///
   /// With ``ImportOptions/skipInvalid``, a document that cannot be stored (duplicate `_id` or
   /// unique key, over the size or depth limit, unindexable) or read (malformed BSON or JSON) is
   /// skipped and reported. After malformed BSON, reading resumes after the document when its
@@ -186,6 +192,12 @@ private struct ImportRun {
   }
 
   static let temporaryPrefix = "__import."
+
+  /// The durability of the commits that fill the temporary collections: at most one flush
+  /// each. A power loss can only undo some of them, which leaves the targets as they were and
+  /// the import unacknowledged; the last commit, which swaps the collections in, has the
+  /// store's durability and flushes them all.
+  var batchDurability: Durability { store.options.durability == .full ? .normal : store.options.durability }
 
   mutating func run() throws -> ImportReport {
     let filter = try NamespaceFilter(include: options.include, exclude: options.exclude)
@@ -292,7 +304,7 @@ private struct ImportRun {
     var after: [UInt8]?
     var done = false
     while !done {
-      try store.write { transaction in
+      try store.write(durability: batchDurability) { transaction in
         guard let info = try transaction.info(name, create: false),
           let documentsDB = try transaction.database(info.documentsName, create: false)
         else {
@@ -314,9 +326,13 @@ private struct ImportRun {
           return true
         }
         let collection = transaction.collection(temporary)
-        for document in copy { try collection.insert(document) }
+        for (position, document) in copy.enumerated() {
+          if position % 128 == 127 { store.releaseMappedPages(ifMappedMemoryExceeds: Store.mappedMemoryLimit) }
+          try collection.insert(document)
+        }
         if let last { after = last } else { done = true }
       }
+      store.releaseMappedPages(ifMappedMemoryExceeds: Store.mappedMemoryLimit)
     }
   }
 
@@ -332,8 +348,10 @@ private struct ImportRun {
     var written: [String: Int] = [:]
     var skips: [SkippedDocument] = []
     let targets = self.targets
-    try store.write { transaction in
-      for item in pending {
+    let store = self.store
+    try store.write(durability: batchDurability) { transaction in
+      for (position, item) in pending.enumerated() {
+        if position % 128 == 127 { store.releaseMappedPages(ifMappedMemoryExceeds: Store.mappedMemoryLimit) }
         guard let target = targets[item.target] else { continue }
         do {
           try transaction.collection(target.temporary).insert(item.document)
@@ -352,6 +370,7 @@ private struct ImportRun {
         }
       }
     }
+    store.releaseMappedPages(ifMappedMemoryExceeds: Store.mappedMemoryLimit)
     for (name, count) in written {
       self.targets[name]!.report.documents += count
       report.documents += count

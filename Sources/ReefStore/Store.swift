@@ -8,6 +8,34 @@ import ReefQuery
   import Darwin
 #endif
 
+/// How much a commit waits for the disk: what a power loss can take back.
+///
+/// A crash of the process never loses a committed transaction, whatever the level: commits
+/// are in the operating system's page cache when they return. The levels differ only when the
+/// machine stops (power loss, kernel panic) before the page cache reaches the disk.
+///
+/// | level | flushes per commit | after a power loss | like |
+/// |---|---|---|---|
+/// | ``full`` | 2 | every acknowledged commit is there | SQLite `synchronous=FULL`, MongoDB `j: true` |
+/// | ``normal`` | 1 | the last commit may be undone; the store is intact | SQLite WAL `synchronous=NORMAL` |
+/// | ``none`` | 0 | recent commits may be lost and the store may be damaged | SQLite `synchronous=OFF` |
+public enum Durability: String, Sendable, Hashable, CaseIterable {
+  /// Every commit is on disk when it returns (the default). LMDB flushes twice per commit:
+  /// the new pages (`fdatasync`), then the page that makes them current (a synchronous write),
+  /// because the second must not reach the disk before the first.
+  case full
+  /// One flush per commit: the new pages are flushed, the page that makes them current is
+  /// written but not waited for (LMDB's `MDB_NOMETASYNC`); it reaches the disk with the next
+  /// commit, ``Store/sync()``, or the operating system's write-back (about 30 s on Linux). A
+  /// power loss may undo the last committed transaction, never damage the store: the store
+  /// opens at the transaction before.
+  case normal
+  /// No flush (LMDB's `MDB_NOSYNC`): for bulk loads, with ``Store/sync()`` at the end. A power
+  /// loss may lose every transaction since the last flush and, on file systems that may write
+  /// pages out of order (ext4 and XFS among them), damage the store.
+  case none
+}
+
 /// How a store is opened.
 public struct StoreOptions: Sendable {
   /// The map size to start with; the map grows (doubling) as data grows, up to `maximumMapSize`.
@@ -17,23 +45,52 @@ public struct StoreOptions: Sendable {
   public var maximumMapSize: Int = 1 << 40
   /// Open for reading only: writes fail with ``StoreError/Kind/readOnly``.
   public var readOnly = false
-  /// Durability. `true` (the default) flushes to disk on every commit; `false` ("no sync",
-  /// for bulk loads) leaves flushing to the operating system: a crash of the process loses
-  /// nothing, a crash of the machine may lose the last transactions (but never corrupts the
-  /// store). Call ``Store/sync()`` at the end of a bulk load.
-  public var syncOnCommit = true
+  /// How much each commit waits for the disk (``Durability/full`` by default: a commit that
+  /// returns survives a power loss). ``Store/write(durability:_:)`` chooses another level for
+  /// one transaction.
+  public var durability = Durability.full
   /// The most read transactions that may be open at once, across all processes.
   public var maximumReaders = 126
 
+  /// Whether commits flush to disk: `true` is ``Durability/full``, `false` ``Durability/none``.
+  @available(*, deprecated, message: "use durability (.full, .normal or .none)")
+  public var syncOnCommit: Bool {
+    get { durability != .none }
+    set { durability = newValue ? .full : .none }
+  }
+
+  /// Options; by default a writable store that grows from 64 MiB, fully durable.
   public init(
     initialMapSize: Int = 64 << 20, maximumMapSize: Int = 1 << 40, readOnly: Bool = false,
-    syncOnCommit: Bool = true, maximumReaders: Int = 126
+    durability: Durability = .full, maximumReaders: Int = 126
   ) {
     self.initialMapSize = initialMapSize
     self.maximumMapSize = maximumMapSize
     self.readOnly = readOnly
-    self.syncOnCommit = syncOnCommit
+    self.durability = durability
     self.maximumReaders = maximumReaders
+  }
+
+  /// Options with `syncOnCommit` (`true` is ``Durability/full``, `false` ``Durability/none``).
+  @available(*, deprecated, message: "use init(durability:) (.full, .normal or .none)")
+  public init(
+    initialMapSize: Int = 64 << 20, maximumMapSize: Int = 1 << 40, readOnly: Bool = false,
+    syncOnCommit: Bool, maximumReaders: Int = 126
+  ) {
+    self.init(
+      initialMapSize: initialMapSize, maximumMapSize: maximumMapSize, readOnly: readOnly,
+      durability: syncOnCommit ? .full : .none, maximumReaders: maximumReaders)
+  }
+}
+
+extension Durability {
+  /// The LMDB environment flags of this level.
+  var environmentFlags: UInt32 {
+    switch self {
+    case .full: 0
+    case .normal: UInt32(MDB_NOMETASYNC)
+    case .none: UInt32(MDB_NOSYNC)
+    }
   }
 }
 
@@ -74,6 +131,7 @@ public final class Store: @unchecked Sendable {
     try check(mdb_env_create(&environment), "creating the environment")
     self.environment = environment!
     mapSize = options.initialMapSize
+    committing = options.durability
     // Every stored property is set: a throw from here on runs deinit, which closes the
     // environment (closing it before throwing as well would free it twice).
     try check(mdb_env_set_maxdbs(environment, 4096), "opening \(path)")
@@ -82,7 +140,7 @@ public final class Store: @unchecked Sendable {
     try check(mdb_env_set_mapsize(environment, options.initialMapSize), "opening \(path)")
     var flags = UInt32(MDB_NOSUBDIR | MDB_NOTLS)
     if options.readOnly { flags |= UInt32(MDB_RDONLY) }
-    if !options.syncOnCommit { flags |= UInt32(MDB_NOSYNC) }
+    if !options.readOnly { flags |= options.durability.environmentFlags }
     let code = mdb_env_open(environment, path, flags, 0o644)
     if code != 0 {
       throw StoreError(.open, "cannot open the store \(path): \(String(cString: mdb_strerror(code)))")
@@ -105,7 +163,8 @@ public final class Store: @unchecked Sendable {
 
   deinit { mdb_env_close(environment) }
 
-  /// Flushes committed transactions to disk (for stores opened with `syncOnCommit: false`).
+  /// Flushes committed transactions to disk: after commits with ``Durability/normal`` or
+  /// ``Durability/none``, everything committed so far then survives a power loss.
   public func sync() throws(StoreError) {
     try check(mdb_env_sync(environment, 1), "sync")
   }
@@ -122,11 +181,25 @@ public final class Store: @unchecked Sendable {
   }
 
   /// Runs `body` in the write transaction: it waits for any other writer (in any process),
-  /// and commits when `body` returns, or rolls back everything when it throws.
+  /// and commits when `body` returns, or rolls back everything when it throws. The commit has
+  /// the store's ``StoreOptions/durability``.
   public func write<R>(_ body: (Transaction) throws -> R) throws -> R {
+    try write(durability: options.durability, body)
+  }
+
+  /// Runs `body` in the write transaction, as ``write(_:)``, committing with `durability`
+  /// instead of the store's ``StoreOptions/durability``.
+  ///
+  /// ```swift
+  /// try store.write(durability: .normal) { transaction in … }  // one flush, not two
+  /// ```
+  ///
+  /// A ``Durability/full`` commit also makes every earlier commit durable.
+  public func write<R>(durability: Durability, _ body: (Transaction) throws -> R) throws -> R {
     guard !options.readOnly else { throw StoreError(.readOnly, "the store \(path) is open read-only") }
     return try writeLock.withLock { () throws -> R in
       try growMapIfNeeded()
+      try commitDurability(durability)
       let transaction = try Transaction(store: self, readOnly: false)
       let result: R
       do {
@@ -138,6 +211,130 @@ public final class Store: @unchecked Sendable {
       try transaction.commit()
       return result
     }
+  }
+
+  /// The durability the environment's flags give commits now (changed under the write lock).
+  private var committing: Durability
+
+  /// Sets the environment's flags for the next commit to `durability`. LMDB reads them when it
+  /// commits; they may change at any time, from one thread at a time (the write lock's holder).
+  /// They are this process's: other processes commit with their own.
+  private func commitDurability(_ durability: Durability) throws(StoreError) {
+    guard durability != committing else { return }
+    let all = UInt32(MDB_NOSYNC | MDB_NOMETASYNC)
+    try check(mdb_env_set_flags(environment, all, 0), "setting the durability")
+    if durability.environmentFlags != 0 {
+      try check(mdb_env_set_flags(environment, durability.environmentFlags, 1), "setting the durability")
+    }
+    committing = durability
+  }
+
+  // MARK: Memory
+
+  /// Lets go of the store's pages that this process has mapped in while reading: they stop
+  /// counting in its resident memory, and the data stays in the operating system's page cache
+  /// (a later read maps it again, without reading the disk).
+  ///
+  /// Reading walks the store's memory map, and each page read stays mapped (resident, counted as
+  /// file-backed memory) until the store closes. Linux maps up to 64 KB of cached neighbours
+  /// with each page read ("fault-around"), so reading pages in an order other than the file's
+  /// (an import of scattered `_id`s, a scan of a store filled in such an order) maps several
+  /// times what it reads, up to the store's size. The pages are clean and shared (writes go
+  /// through the file, not the map), so dropping them loses nothing.
+  /// ``Store/importDump(from:options:progress:)`` and ``Store/exportDump(to:collections:progress:)``
+  /// call this as they go, with a limit of 64 MB. It is safe while transactions are open, in
+  /// this thread or others: their documents read the same bytes again.
+  ///
+  /// On systems other than Linux it does nothing.
+  /// - Parameter limit: release only when this process's file-backed resident memory (the
+  ///   store's map, other mapped files and the program itself: `/proc/self/statm`) is over
+  ///   `limit` bytes. Checking costs a read of `/proc/self/statm` (about 10 µs), so a loop can
+  ///   call this every few hundred documents; releasing costs a walk of the mapped pages.
+  /// - Complexity: O(*p*) in the pages mapped, when it releases.
+  public func releaseMappedPages(ifMappedMemoryExceeds limit: Int = 0) {
+    #if os(Linux)
+      if limit > 0 {
+        guard let resident = fileBackedResidentBytes(), resident > limit else { return }
+      }
+      beginLock.withLock {
+        // The begin lock keeps the map where it is: it moves only when it grows, under this lock.
+        var info = MDB_envinfo()
+        mdb_env_info(environment, &info)
+        for (start, count) in mappings(ofSize: info.me_mapsize) { _ = madvise(start, count, MADV_DONTNEED) }
+      }
+    #endif
+  }
+
+  /// The limit ``releaseMappedPages(ifMappedMemoryExceeds:)`` gets from imports and exports.
+  static let mappedMemoryLimit = 64 << 20
+
+  #if os(Linux)
+    /// This process's resident file-backed and shared memory (`/proc/self/statm`'s third
+    /// field, in pages), in bytes.
+    func fileBackedResidentBytes() -> Int? {
+      let statm = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)
+      guard statm >= 0 else { return nil }
+      defer { close(statm) }
+      var text = [UInt8](repeating: 0, count: 128)
+      let count = Glibc.read(statm, &text, text.count)
+      guard count > 0 else { return nil }
+      let fields = text[..<count].split(separator: UInt8(ascii: " "))
+      guard fields.count >= 3, let pages = Int(String(decoding: fields[2], as: UTF8.self)) else { return nil }
+      return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+  #endif
+
+  #if os(Linux)
+    /// This process's shared mappings of the store file that are `size` bytes long (the map),
+    /// from `/proc/self/maps`. LMDB does not say where its map is (`mdb_env_info` gives an
+    /// address only for a fixed map), so it is found by the file's device and inode.
+    func mappings(ofSize size: Int) -> [(UnsafeMutableRawPointer, Int)] {
+      var file = stat()
+      var descriptor: Int32 = -1
+      guard mdb_env_get_fd(environment, &descriptor) == 0, fstat(descriptor, &file) == 0 else { return [] }
+      let maps = open("/proc/self/maps", O_RDONLY | O_CLOEXEC)
+      guard maps >= 0 else { return [] }
+      defer { close(maps) }
+      var text: [UInt8] = []
+      var chunk = [UInt8](repeating: 0, count: 65_536)
+      while true {
+        let count = Glibc.read(maps, &chunk, chunk.count)
+        if count < 0 && errno == EINTR { continue }
+        guard count > 0 else { break }
+        text += chunk[..<count]
+      }
+      // Each line: start-end perms offset major:minor inode path (numbers in hex but the inode).
+      // glibc's major() and minor() (macros, not imported).
+      let dev = UInt64(file.st_dev)
+      let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & ~0xfff)
+      let minor = (dev & 0xff) | ((dev >> 12) & ~0xff)
+      let device = String(major, radix: 16) + ":" + String(minor, radix: 16)
+      var found: [(UnsafeMutableRawPointer, Int)] = []
+      for line in text.split(separator: UInt8(ascii: "\n")) {
+        let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 5, omittingEmptySubsequences: true)
+        guard fields.count >= 5, fields[1].last == UInt8(ascii: "s"),
+          UInt64(String(decoding: fields[4], as: UTF8.self)) == UInt64(file.st_ino),
+          UInt64(String(decoding: fields[2], as: UTF8.self), radix: 16) == 0
+        else { continue }
+        let numbers = String(decoding: fields[3], as: UTF8.self).split(separator: ":")
+        let parsed = numbers.compactMap { UInt64($0, radix: 16) }.map { String($0, radix: 16) }
+        guard parsed.count == 2, parsed.joined(separator: ":") == device else { continue }
+        let range = fields[0].split(separator: UInt8(ascii: "-"))
+        guard range.count == 2, let start = UInt(String(decoding: range[0], as: UTF8.self), radix: 16),
+          let end = UInt(String(decoding: range[1], as: UTF8.self), radix: 16), end > start,
+          Int(end - start) == size, let pointer = UnsafeMutableRawPointer(bitPattern: start)
+        else { continue }
+        found.append((pointer, size))
+      }
+      return found
+    }
+  #endif
+
+  /// LMDB's environment flags now.
+  var environmentFlags: UInt32 {
+    var flags: UInt32 = 0
+    mdb_env_get_flags(environment, &flags)
+    return flags
   }
 
   /// Doubles the map when it is more than three quarters used (and no transaction of this

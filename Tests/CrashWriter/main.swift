@@ -1,9 +1,10 @@
-// reef-crash-writer STORE [LAST]: commits the crash test's workload (`CrashTransaction`) to the
-// store at STORE, one write transaction per number, continuing after the last transaction the
-// store holds, until transaction LAST (default: forever). After each commit returns it writes
-// the transaction's number and a newline to standard output with write(2): the acknowledgement
-// the crash test holds the store to after killing this process. The store is opened with fsync
-// on commit (the default) and a 1 MiB map to start with.
+// reef-crash-writer STORE [LAST] [--durability=full|normal|none]: commits the crash test's
+// workload (`CrashTransaction`) to the store at STORE, one write transaction per number,
+// continuing after the last transaction the store holds, until transaction LAST (default:
+// forever). After each commit returns it writes the transaction's number and a newline to
+// standard output with write(2): the acknowledgement the crash test holds the store to after
+// killing this process. The store is opened with the durability given (default full, two
+// flushes per commit) and a 1 MiB map to start with.
 
 import ReefBSON
 import ReefStore
@@ -40,8 +41,18 @@ func acknowledge(_ number: Int64) {
   if !writeAll(1, "\(number)\n") { fail("cannot write the acknowledgement of \(number) (errno \(errno))") }
 }
 
-let arguments = CommandLine.arguments
-guard arguments.count == 2 || arguments.count == 3 else { fail("usage: reef-crash-writer STORE [LAST]") }
+var arguments = CommandLine.arguments
+var durability = Durability.full
+if let option = arguments.last, option.hasPrefix("--durability=") {
+  guard let level = Durability(rawValue: String(option.dropFirst("--durability=".count))) else {
+    fail("the durability is full, normal or none, not \(option)")
+  }
+  durability = level
+  arguments.removeLast()
+}
+guard arguments.count == 2 || arguments.count == 3 else {
+  fail("usage: reef-crash-writer STORE [LAST] [--durability=full|normal|none]")
+}
 let last: Int64
 if arguments.count == 3 {
   guard let value = Int64(arguments[2]), value >= 0 else { fail("LAST must be a number, not \(arguments[2])") }
@@ -52,7 +63,7 @@ if arguments.count == 3 {
 
 do {
   // A small map to start with, so that it grows (doubling) while transactions commit and die.
-  let store = try Store(path: arguments[1], options: StoreOptions(initialMapSize: 1 << 20))
+  let store = try Store(path: arguments[1], options: StoreOptions(initialMapSize: 1 << 20, durability: durability))
   try store.write { transaction in
     let documents = transaction.collection(CrashTransaction.documents)
     try documents.createIndex(["txn": 1])

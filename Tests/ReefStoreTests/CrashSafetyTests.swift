@@ -76,6 +76,19 @@ import Testing
 
   @Test func acknowledgedTransactionsSurviveSIGKILL() throws {
     let kills = getenvString("REEF_CRASH_KILLS").flatMap(Int.init) ?? 200
+    try killAndVerify(kills: kills, durability: .full)
+  }
+
+  /// A crash of the process loses nothing at the levels that flush less (or not at all): only
+  /// a crash of the machine can. A quarter of the kills of the default level.
+  @Test(arguments: [Durability.normal, .none])
+  func acknowledgedTransactionsSurviveSIGKILLAtLowerDurability(_ durability: Durability) throws {
+    let kills = getenvString("REEF_CRASH_KILLS").flatMap(Int.init) ?? 200
+    try killAndVerify(kills: max(1, kills / 4), durability: durability)
+  }
+
+  /// Kills a writer committing with `durability` `kills` times and checks the store after each.
+  func killAndVerify(kills: Int, durability: Durability) throws {
     let seed = getenvString("REEF_CRASH_SEED").flatMap { UInt64($0) } ?? 0xC4A5_4001
     var random = SplitMix64(seed: seed)
     let directory = try CrashDirectory()
@@ -91,7 +104,7 @@ import Testing
       modes[mode, default: 0] += 1
       let delay = Int(random.next() % 56) + 5  // 5 to 60 ms
       let writer = try WriterProcess(
-        writer: crashWriterBinary, store: directory.store, last: nil, errors: directory.errors)
+        writer: crashWriterBinary, store: directory.store, last: nil, errors: directory.errors, durability: durability)
       switch mode {
       case .duringStartup:
         sleepMilliseconds(Int(random.next() % 15))
@@ -134,7 +147,7 @@ import Testing
     let seconds = Double(monotonicMilliseconds() - start) / 1000
     print(
       """
-      crash safety: \(kills) kills in \(seconds) s (seed \(seed)); transactions 1 to \(durable) committed, \
+      crash safety (durability \(durability)): \(kills) kills in \(seconds) s (seed \(seed)); transactions 1 to \(durable) committed, \
       \(acknowledgements) of them acknowledged; \(roundsWithoutAcks) kills before any acknowledgement, \
       \(unacknowledgedCommits) after a commit and before its acknowledgement; \(model.documents.count) documents \
       left in a; kills by mode: \
@@ -419,7 +432,7 @@ final class WriterProcess {
   /// The transactions acknowledged so far (complete lines read from the pipe).
   private(set) var acknowledged: [Int64] = []
 
-  init(writer: String, store: String, last: Int64?, errors: String) throws {
+  init(writer: String, store: String, last: Int64?, errors: String, durability: Durability = .full) throws {
     guard access(writer, X_OK) == 0 else {
       throw StoreError(.storage, "\(writer) is not built: run swift build --build-tests first")
     }
@@ -434,7 +447,7 @@ final class WriterProcess {
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
     posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-    let arguments = [writer, store] + (last.map { ["\($0)"] } ?? [])
+    let arguments = [writer, store] + (last.map { ["\($0)"] } ?? []) + ["--durability=\(durability.rawValue)"]
     var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
     defer { for argument in argv { free(argument) } }
     var child: pid_t = 0

@@ -4,7 +4,7 @@
 // /tmp, removed when the process exits.
 //
 // - import/<N>: open a new store, insert N documents in one write transaction, commit (with
-//   fsync: Reef's default `syncOnCommit`, SQLite `synchronous=FULL`), close. SQLite stores the
+//   fsync: Reef's default `durability: .full`, SQLite `synchronous=FULL`), close. SQLite stores the
 //   same BSON bytes as blobs under an `_id` BLOB primary key (a WITHOUT ROWID table). One
 //   operation is the whole import; the paired ratio is of wall-clock times (the commit's I/O
 //   counts).
@@ -14,7 +14,10 @@
 //   so a read transaction of its own too). Paired thread-CPU ratio.
 // - commit/<N>: one document inserted and committed durably (fsync): `Collection.insert` against
 //   an autocommit INSERT with `synchronous=FULL`; N documents are in each store first. Paired
-//   wall-clock ratio (the latency is the fsync).
+//   wall-clock ratio (the latency is the fsync). Also, not the goal's comparison: Reef at
+//   `durability: .normal` (reef-insert-normal: one flush per commit, a power loss may undo the
+//   last commit) against SQLite FULL and against SQLite WAL `synchronous=NORMAL`
+//   (sqlite-insert-normal: no flush per commit).
 // - query-indexed/<N> and query-scan/<N>: `find(["address.city": "Los Angeles"])` on a
 //   collection with an index on `address.city` and on one without, against
 //   `SELECT doc FROM docs_json WHERE json_extract(doc, '$.address.city') = ?` over the same
@@ -195,7 +198,7 @@ final class ReadStores: @unchecked Sendable {
     let data = Dataset(count: count)
     self.data = data
     let reefPath = scratchPath("read.reef")
-    let reef = try! Store(path: reefPath, options: StoreOptions(initialMapSize: 1 << 30, syncOnCommit: false))
+    let reef = try! Store(path: reefPath, options: StoreOptions(initialMapSize: 1 << 30, durability: .none))
     self.reef = reef
     try! reef.write { transaction in
       let plain = transaction.collection("plain")
@@ -383,6 +386,46 @@ let benchmarks: @Sendable () -> Void = {
     precondition(code == 0)
     return elapsed
   }
+  // The same at the levels that flush once per commit or less: Reef `durability: .normal`
+  // (MDB_NOMETASYNC: one fdatasync; a power loss may undo the last commit) against SQLite FULL
+  // (fully durable, one flush) and against SQLite WAL NORMAL (no flush per commit; a power loss
+  // may undo the last commits). Neither is the goal's comparison: that is full against FULL.
+  nonisolated(unsafe) var normalStores: (Store, OpaquePointer, Dataset)?
+  nonisolated(unsafe) var reefNormalNext = 0
+  nonisolated(unsafe) var sqliteNormalNext = 0
+  func normalDurabilityStores() -> (Store, OpaquePointer, Dataset) {
+    if let normalStores { return normalStores }
+    let base = Dataset(count: readCount)
+    let reef = try! Store(
+      path: scratchPath("commit-normal.reef"), options: StoreOptions(initialMapSize: 1 << 30, durability: .normal))
+    try! reef.write { transaction in
+      for document in base.documents { try transaction.collection("contacts").insert(document) }
+    }
+    let sqlite = openSQLite(scratchPath("commit-normal.sqlite"), synchronous: 1)
+    check(base.insertIntoSQLite(sqlite), "SQLite's import failed")
+    let made = (reef, sqlite, Dataset(count: 20_000, first: 50_000_000))
+    normalStores = made
+    return made
+  }
+  let reefNormalCommit = { () -> Int in
+    let (store, _, fresh) = normalDurabilityStores()
+    let document = fresh.documents[reefNormalNext % fresh.count]
+    reefNormalNext += 1
+    let start = wallNanoseconds()
+    try! store.collection("contacts").insert(document)
+    return wallNanoseconds() - start
+  }
+  let sqliteNormalCommit = { () -> Int in
+    let (_, store, fresh) = normalDurabilityStores()
+    let index = sqliteNormalNext % fresh.count
+    sqliteNormalNext += 1
+    let end = index + 1 < fresh.count ? fresh.offsets[index + 1] : fresh.pinned.buffer.count
+    let start = wallNanoseconds()
+    let code = csq_insert_bson(store, fresh.pinned.pointer + fresh.offsets[index], end - fresh.offsets[index])
+    let elapsed = wallNanoseconds() - start
+    precondition(code == 0)
+    return elapsed
+  }
   let commitConfiguration = longConfiguration(maxIterations: 2_000, seconds: 4)
   registerLong("commit/\(readLabel)/reef-insert-fsync", commitConfiguration) { consume(reefCommit()) }
   registerLong("commit/\(readLabel)/sqlite-insert-full", commitConfiguration) { consume(sqliteCommit()) }
@@ -391,6 +434,14 @@ let benchmarks: @Sendable () -> Void = {
   registerWallPair(
     "commit/\(readLabel)/reef-insert-fsync~sqlite-insert-full", configuration: commitPairConfiguration, batch: 4,
     reef: reefCommit, anchor: sqliteCommit)
+  registerLong("commit/\(readLabel)/reef-insert-normal", commitConfiguration) { consume(reefNormalCommit()) }
+  registerLong("commit/\(readLabel)/sqlite-insert-normal", commitConfiguration) { consume(sqliteNormalCommit()) }
+  registerWallPair(
+    "commit/\(readLabel)/reef-insert-normal~sqlite-insert-full", configuration: commitPairConfiguration, batch: 4,
+    reef: reefNormalCommit, anchor: sqliteCommit)
+  registerWallPair(
+    "commit/\(readLabel)/reef-insert-normal~sqlite-insert-normal", configuration: commitPairConfiguration, batch: 4,
+    reef: reefNormalCommit, anchor: sqliteNormalCommit)
 
   // Equality on an embedded field, through an index and by a scan.
   let city = "Los Angeles"

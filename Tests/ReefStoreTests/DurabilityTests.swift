@@ -1,0 +1,170 @@
+import CLMDB
+import ReefBSON
+import ReefTestSupport
+import Testing
+
+@testable import ReefStore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Durability levels (issue 4): each level commits, closes and reopens with everything there
+/// (a process that ends loses nothing at any level); per-transaction levels; the environment
+/// flags each level sets for LMDB; `syncOnCommit` mapped; mapped pages released.
+@Suite struct DurabilityTests {
+  @Test(arguments: Durability.allCases)
+  func commitsSurviveClosingAndReopening(_ durability: Durability) throws {
+    let directory = makeTemporaryDirectory("reef-durability-tests")
+    defer { removeTree(directory) }
+    let path = directory + "/store.reef"
+    do {
+      let store = try Store(path: path, options: StoreOptions(durability: durability))
+      #expect(store.options.durability == durability)
+      for index in 0..<20 { try store.collection("c").insert(document(#"{"_id": \#(index)}"#)) }
+      _ = try store.write { transaction in
+        try transaction.collection("c").insertMany((20..<50).map { try document(#"{"_id": \#($0)}"#) })
+      }
+      if durability != .full { try store.sync() }
+    }
+    for reopened in Durability.allCases {
+      let store = try Store(path: path, options: StoreOptions(durability: reopened))
+      #expect(try store.collection("c").count() == 50, "written with \(durability), reopened with \(reopened)")
+    }
+    let readOnly = try Store(path: path, options: StoreOptions(readOnly: true, durability: durability))
+    #expect(try readOnly.collection("c").count() == 50)
+  }
+
+  @Test(arguments: Durability.allCases)
+  func oneTransactionChoosesItsOwnLevel(_ storeLevel: Durability) throws {
+    let directory = makeTemporaryDirectory("reef-durability-tests")
+    defer { removeTree(directory) }
+    let path = directory + "/store.reef"
+    do {
+      let store = try Store(path: path, options: StoreOptions(durability: storeLevel))
+      #expect(store.environmentFlags & UInt32(MDB_NOSYNC | MDB_NOMETASYNC) == storeLevel.environmentFlags)
+      for (index, level) in Durability.allCases.enumerated() {
+        try store.write(durability: level) { transaction in
+          // The flags LMDB reads when this transaction commits.
+          #expect(store.environmentFlags & UInt32(MDB_NOSYNC | MDB_NOMETASYNC) == level.environmentFlags)
+          try transaction.collection("c").insert(document(#"{"_id": \#(index)}"#))
+        }
+      }
+      try store.write { transaction in
+        #expect(store.environmentFlags & UInt32(MDB_NOSYNC | MDB_NOMETASYNC) == storeLevel.environmentFlags)
+        try transaction.collection("c").insert(document(#"{"_id": "default"}"#))
+      }
+      // A transaction that throws commits nothing, and the next one has the store's level again.
+      #expect(throws: StoreError.self) {
+        try store.write(durability: .none) { transaction in
+          #expect(store.environmentFlags & UInt32(MDB_NOSYNC | MDB_NOMETASYNC) == UInt32(MDB_NOSYNC))
+          try transaction.collection("c").insert(document(#"{"_id": "rolled back"}"#))
+          throw StoreError(.invalidQuery, "stop")
+        }
+      }
+      try store.write { _ in
+        #expect(store.environmentFlags & UInt32(MDB_NOSYNC | MDB_NOMETASYNC) == storeLevel.environmentFlags)
+      }
+    }
+    let store = try Store(path: path)
+    #expect(try store.collection("c").count() == 4)
+    #expect(try store.collection("c").findOne(["_id": "rolled back"]) == nil)
+  }
+
+  @Test func importsStillSwapInWholeWithOneFlushBatches() throws {
+    let directory = makeTemporaryDirectory("reef-durability-tests")
+    defer { removeTree(directory) }
+    var bytes: [UInt8] = []
+    for index in 0..<2_500 { bytes += try document(#"{"_id": \#(index), "n": "x"}"#).bytes }
+    let input = directory + "/in.bson"
+    let file = fopen(input, "wb")
+    fwrite(bytes, 1, bytes.count, file)
+    fclose(file)
+    let path = directory + "/store.reef"
+    do {
+      let store = try Store(path: path)
+      let report = try store.importDump(
+        from: DumpSource(path: input), options: ImportOptions(collection: "c", batchDocuments: 1_000))
+      #expect(report.documents == 2_500)
+      // The store's own level is back after the import's batches.
+      #expect(store.environmentFlags & UInt32(MDB_NOSYNC | MDB_NOMETASYNC) == 0)
+    }
+    #expect(try Store(path: path).collection("c").count() == 2_500)
+  }
+
+  @available(*, deprecated, message: "tests the deprecated syncOnCommit")
+  @Test func syncOnCommitMapsToFullAndNone() {
+    #expect(StoreOptions(syncOnCommit: true).durability == .full)
+    #expect(StoreOptions(syncOnCommit: false).durability == .none)
+    var options = StoreOptions(durability: .normal)
+    #expect(options.syncOnCommit)
+    options.syncOnCommit = false
+    #expect(options.durability == .none)
+    #expect(!options.syncOnCommit)
+    options.syncOnCommit = true
+    #expect(options.durability == .full)
+  }
+
+  #if os(Linux)
+    /// Reading maps the store's pages into this process; releasing them drops them from its
+    /// resident memory, and documents still read the same (also views read before).
+    @Test func releasingMappedPagesKeepsEveryDocument() throws {
+      let temporary = try TemporaryStore()
+      let store = temporary.store
+      let filler = String(repeating: "x", count: 1_000)
+      try store.write { transaction in
+        let collection = transaction.collection("c")
+        for index in 0..<8_000 { try collection.insert(document(#"{"_id": \#(index), "f": "\#(filler)"}"#)) }
+      }
+      try store.read { transaction in
+        let collection = transaction.collection("c")
+        var first: Document?
+        var count = 0
+        try collection.forEach { document in
+          if first == nil { first = document.copied() }
+          count += 1
+          return true
+        }
+        #expect(count == 8_000)
+        let before = mappedResidentKilobytes(store)
+        #expect(before > 4_000, "a scan of 8 MB mapped only \(before) kB")
+        store.releaseMappedPages()
+        let after = mappedResidentKilobytes(store)
+        #expect(after < 1_000, "\(after) kB still mapped after releasing (\(before) kB before)")
+        // The same transaction reads the same bytes again.
+        var again = 0
+        try collection.forEach { document in
+          if again == 0 { #expect(document.bytes == first?.bytes) }
+          again += 1
+          return true
+        }
+        #expect(again == 8_000)
+      }
+      #expect(try store.collection("c").count() == 8_000)
+    }
+  #endif
+}
+
+#if os(Linux)
+  /// The resident kilobytes of the store's memory map, from /proc/self/smaps.
+  func mappedResidentKilobytes(_ store: Store) -> Int {
+    var info = MDB_envinfo()
+    mdb_env_info(store.environment, &info)
+    guard let (address, _) = store.mappings(ofSize: info.me_mapsize).first else { return -1 }
+    let start = UInt(bitPattern: address)
+    guard let bytes = readFile("/proc/self/smaps") else { return -1 }
+    var inMap = false
+    for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+      if let dash = line.firstIndex(of: "-"), let address = UInt(line[..<dash], radix: 16),
+        line[line.index(after: dash)...].first?.isHexDigit == true
+      {
+        inMap = address == start
+        continue
+      }
+      if inMap && line.hasPrefix("Rss:") {
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? -1
+      }
+    }
+    return -1
+  }
+#endif
