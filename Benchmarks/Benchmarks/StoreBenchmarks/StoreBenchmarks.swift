@@ -349,83 +349,72 @@ let benchmarks: @Sendable () -> Void = {
   register("lookup/\(readLabel)/sqlite-select-pk") { sqliteLookup() }
   registerPair("lookup/\(readLabel)/reef-findOne~sqlite-select-pk", reef: reefLookup, anchor: sqliteLookup)
 
-  // Durable single-document commit.
-  nonisolated(unsafe) var commitStores: (Store, OpaquePointer, Dataset)?
-  nonisolated(unsafe) var reefNext = 0
-  nonisolated(unsafe) var sqliteNext = 0
-  func durableStores() -> (Store, OpaquePointer, Dataset) {
-    if let commitStores { return commitStores }
-    let base = Dataset(count: readCount)
-    let reef = try! Store(path: scratchPath("commit.reef"), options: StoreOptions(initialMapSize: 1 << 30))
-    try! reef.write { transaction in
-      for document in base.documents { try transaction.collection("contacts").insert(document) }
-    }
-    let sqlite = openSQLite(scratchPath("commit.sqlite"), synchronous: 2)
-    check(base.insertIntoSQLite(sqlite), "SQLite's import failed")
-    // Fresh documents (ids not in the stores) to commit one by one.
-    let made = (reef, sqlite, Dataset(count: 20_000, first: 50_000_000))
-    commitStores = made
-    return made
-  }
-  let reefCommit = { () -> Int in
-    let (store, _, fresh) = durableStores()
-    let document = fresh.documents[reefNext % fresh.count]
-    reefNext += 1
-    let start = wallNanoseconds()
-    try! store.collection("contacts").insert(document)
-    return wallNanoseconds() - start
-  }
-  let sqliteCommit = { () -> Int in
-    let (_, store, fresh) = durableStores()
-    let index = sqliteNext % fresh.count
-    sqliteNext += 1
-    let end = index + 1 < fresh.count ? fresh.offsets[index + 1] : fresh.pinned.buffer.count
-    let start = wallNanoseconds()
-    let code = csq_insert_bson(store, fresh.pinned.pointer + fresh.offsets[index], end - fresh.offsets[index])
-    let elapsed = wallNanoseconds() - start
-    precondition(code == 0)
-    return elapsed
-  }
-  // The same at the levels that flush once per commit or less: Reef `durability: .normal`
+  // Single-document commits, each in a transaction of its own. `durability: .full` against SQLite
+  // FULL is the goal's comparison; the other pairs (labelled, no goal) set Reef `.normal`
   // (MDB_NOMETASYNC: one fdatasync; a power loss may undo the last commit) against SQLite FULL
   // (fully durable, one flush) and against SQLite WAL NORMAL (no flush per commit; a power loss
-  // may undo the last commits). Neither is the goal's comparison: that is full against FULL.
-  nonisolated(unsafe) var normalStores: (Store, OpaquePointer, Dataset)?
-  nonisolated(unsafe) var reefNormalNext = 0
-  nonisolated(unsafe) var sqliteNormalNext = 0
-  func normalDurabilityStores() -> (Store, OpaquePointer, Dataset) {
-    if let normalStores { return normalStores }
-    let base = Dataset(count: readCount)
-    let reef = try! Store(
-      path: scratchPath("commit-normal.reef"), options: StoreOptions(initialMapSize: 1 << 30, durability: .normal))
-    try! reef.write { transaction in
-      for document in base.documents { try transaction.collection("contacts").insert(document) }
+  // may undo the last commits).
+  /// Stores filled with the read set, made on first use, and the fresh documents committed one by
+  /// one into them (ids not in the stores).
+  final class CommitStores: @unchecked Sendable {
+    let name: String
+    let durability: Durability
+    let synchronous: Int32
+    let readCount: Int
+    var made: (reef: Store, sqlite: OpaquePointer, fresh: Dataset)?
+    var reefNext = 0
+    var sqliteNext = 0
+
+    init(_ name: String, durability: Durability, synchronous: Int32, readCount: Int) {
+      self.name = name
+      self.readCount = readCount
+      self.durability = durability
+      self.synchronous = synchronous
     }
-    let sqlite = openSQLite(scratchPath("commit-normal.sqlite"), synchronous: 1)
-    check(base.insertIntoSQLite(sqlite), "SQLite's import failed")
-    let made = (reef, sqlite, Dataset(count: 20_000, first: 50_000_000))
-    normalStores = made
-    return made
+
+    func stores() -> (reef: Store, sqlite: OpaquePointer, fresh: Dataset) {
+      if let made { return made }
+      let base = Dataset(count: readCount)
+      let reef = try! Store(
+        path: scratchPath("\(name).reef"), options: StoreOptions(initialMapSize: 1 << 30, durability: durability))
+      try! reef.write { transaction in
+        for document in base.documents { try transaction.collection("contacts").insert(document) }
+      }
+      let sqlite = openSQLite(scratchPath("\(name).sqlite"), synchronous: synchronous)
+      check(base.insertIntoSQLite(sqlite), "SQLite's import failed")
+      made = (reef, sqlite, Dataset(count: 20_000, first: 50_000_000))
+      return made!
+    }
+
+    /// Wall-clock nanoseconds of one Reef insert.
+    func reefCommit() -> Int {
+      let (store, _, fresh) = stores()
+      let document = fresh.documents[reefNext % fresh.count]
+      reefNext += 1
+      let start = wallNanoseconds()
+      try! store.collection("contacts").insert(document)
+      return wallNanoseconds() - start
+    }
+
+    /// Wall-clock nanoseconds of one SQLite insert in autocommit.
+    func sqliteCommit() -> Int {
+      let (_, store, fresh) = stores()
+      let index = sqliteNext % fresh.count
+      sqliteNext += 1
+      let end = index + 1 < fresh.count ? fresh.offsets[index + 1] : fresh.pinned.buffer.count
+      let start = wallNanoseconds()
+      let code = csq_insert_bson(store, fresh.pinned.pointer + fresh.offsets[index], end - fresh.offsets[index])
+      let elapsed = wallNanoseconds() - start
+      precondition(code == 0)
+      return elapsed
+    }
   }
-  let reefNormalCommit = { () -> Int in
-    let (store, _, fresh) = normalDurabilityStores()
-    let document = fresh.documents[reefNormalNext % fresh.count]
-    reefNormalNext += 1
-    let start = wallNanoseconds()
-    try! store.collection("contacts").insert(document)
-    return wallNanoseconds() - start
-  }
-  let sqliteNormalCommit = { () -> Int in
-    let (_, store, fresh) = normalDurabilityStores()
-    let index = sqliteNormalNext % fresh.count
-    sqliteNormalNext += 1
-    let end = index + 1 < fresh.count ? fresh.offsets[index + 1] : fresh.pinned.buffer.count
-    let start = wallNanoseconds()
-    let code = csq_insert_bson(store, fresh.pinned.pointer + fresh.offsets[index], end - fresh.offsets[index])
-    let elapsed = wallNanoseconds() - start
-    precondition(code == 0)
-    return elapsed
-  }
+  let full = CommitStores("commit", durability: .full, synchronous: 2, readCount: readCount)
+  let normal = CommitStores("commit-normal", durability: .normal, synchronous: 1, readCount: readCount)
+  let reefCommit = full.reefCommit
+  let sqliteCommit = full.sqliteCommit
+  let reefNormalCommit = normal.reefCommit
+  let sqliteNormalCommit = normal.sqliteCommit
   let commitConfiguration = longConfiguration(maxIterations: 2_000, seconds: 4)
   registerLong("commit/\(readLabel)/reef-insert-fsync", commitConfiguration) { consume(reefCommit()) }
   registerLong("commit/\(readLabel)/sqlite-insert-full", commitConfiguration) { consume(sqliteCommit()) }
