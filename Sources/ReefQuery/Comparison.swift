@@ -53,7 +53,13 @@ import ReefBSON
   let rankA = canonicalRank(a.type)
   let rankB = canonicalRank(b.type)
   if rankA != rankB { return rankA < rankB ? -1 : 1 }
-  switch rankA {
+  return compareValues(a, b, rank: rankA)
+}
+
+/// `compareValues` of two values whose canonical rank the caller has already found equal to
+/// `rank`, so that it is not looked up again.
+@usableFromInline func compareValues(_ a: RawValue, _ b: RawValue, rank: Int) -> Int {
+  switch rank {
   case 3: return compareNumbers(a, b)
   case 4, 14: return compareBytes(a.stringBytes, b.stringBytes)
   case 5, 6: return compareDocuments(a, b)
@@ -134,7 +140,7 @@ func compareDocuments(_ a: RawValue, _ b: RawValue) -> Int {
       UnsafeRawBufferPointer(start: elementA.key, count: elementA.keyLength),
       UnsafeRawBufferPointer(start: elementB.key, count: elementB.keyLength))
     if keyOrder != 0 { return keyOrder }
-    let order = compareValues(elementA.value, elementB.value)
+    let order = compareValues(elementA.value, elementB.value, rank: rankA)
     if order != 0 { return order }
   }
 }
@@ -162,7 +168,7 @@ enum Number {
     switch self {
     case .integer: false
     case .double(let value): value.isNaN
-    case .decimal(let value): value.isNaNBits
+    case .decimal(let value): value.isNaN
     }
   }
 }
@@ -171,7 +177,7 @@ enum Number {
 @inlinable func isNaN(_ value: RawValue) -> Bool {
   switch value.type {
   case 0x01: return value.double.isNaN
-  case 0x13: return Decimal128(high: UInt64(bitPattern: value.int64(at: 8)), low: 0).isNaNBits
+  case 0x13: return Decimal128(high: UInt64(bitPattern: value.int64(at: 8)), low: 0).isNaN
   default: return false
   }
 }
@@ -214,14 +220,6 @@ func compareIntegerToDouble(_ integer: Int64, _ double: Double) -> Int {
   return fraction == 0 ? 0 : (fraction > 0 ? -1 : 1)
 }
 
-extension Decimal128 {
-  /// Whether the combination field says NaN.
-  @usableFromInline var isNaNBits: Bool { (high >> 58) & 0x1F == 0x1F }
-  /// Whether the combination field says infinity.
-  var isInfinityBits: Bool { (high >> 58) & 0x1F == 0x1E }
-  var isNegativeBits: Bool { high >> 63 == 1 }
-}
-
 /// A finite Decimal128's sign, coefficient and exponent.
 struct ExactDecimal: Equatable {
   var negative: Bool
@@ -229,8 +227,8 @@ struct ExactDecimal: Equatable {
   var exponent: Int
 
   init?(_ value: Decimal128) {
-    if value.isNaNBits || value.isInfinityBits { return nil }
-    negative = value.isNegativeBits
+    if value.isNaN || value.isInfinite { return nil }
+    negative = value.isNegative
     if (value.high >> 61) & 3 == 3 {
       // The large-coefficient form always exceeds 10^34 - 1: non-canonical, read as zero.
       exponent = Int((value.high >> 47) & 0x3FFF) - 6176
@@ -278,8 +276,8 @@ struct ExactNumber {
         exponent = binaryExponent
       }
     case .decimal(let value):
-      if value.isInfinityBits {
-        infinity = value.isNegativeBits ? -1 : 1
+      if value.isInfinite {
+        infinity = value.isNegative ? -1 : 1
         return
       }
       if let exact = ExactDecimal(value) {

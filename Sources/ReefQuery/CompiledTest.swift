@@ -70,7 +70,7 @@ indirect enum CompiledTest: @unchecked Sendable {
         }
       }
     }
-    return holds(comparison, compareValues(value, literal))
+    return holds(comparison, compareValues(value, literal, rank: rankValue))
   }
 
   @inlinable static func holds(_ comparison: ComparisonOperator, _ order: Int) -> Bool {

@@ -162,7 +162,7 @@ private struct FilterParser {
       return .compare(comparison, value)
     case "$in":
       guard case .array(let values) = value else {
-        throw QueryError("\(name == "$in" ? "$in" : name) needs an array, found \(describe(value))", keyPath: keyPath)
+        throw QueryError("\(name) needs an array, found \(describe(value))", keyPath: keyPath)
       }
       for (index, entry) in values.enumerated() {
         if case .document(let document) = entry, document.firstElement?.key.hasPrefix("$") == true {

@@ -65,27 +65,21 @@ extension Query {
 
   /// The first document for each combination of values at `paths`, in order.
   static func distinct(_ documents: [Document], on paths: [FieldPath]) -> [Document] {
-    var seen: [[Document]] = []
-    var kept: [Document] = []
-    for document in documents {
-      // The values as one-element documents, compared in MongoDB's order.
-      let key = paths.map { path in
-        document.withUnsafeBytes { bytes in
-          sortValue(RawValue(type: 0x03, pointer: bytes.baseAddress!), SortKey(path)).withElementBytes(key: "") {
-            (try? Document(bytes: $0)) ?? Document()
-          }
+    let keys = paths.map { SortKey($0) }
+    // The values stay in their documents' bytes, which `documents` keeps alive, and compare in
+    // MongoDB's order.
+    return withExtendedLifetime(documents) {
+      var seen: [[RawValue]] = []
+      var kept: [Document] = []
+      for document in documents {
+        let key = document.withRawValue { root in keys.map { sortValue(root, $0) } }
+        let duplicate = seen.contains { other in zip(other, key).allSatisfy { compareValues($0, $1) == 0 } }
+        if !duplicate {
+          seen.append(key)
+          kept.append(document)
         }
       }
-      let duplicate = seen.contains { other in
-        zip(other, key).allSatisfy { a, b in
-          a.withRawValue { rawA in b.withRawValue { rawB in compareDocuments(rawA, rawB) == 0 } }
-        }
-      }
-      if !duplicate {
-        seen.append(key)
-        kept.append(document)
-      }
+      return kept
     }
-    return kept
   }
 }

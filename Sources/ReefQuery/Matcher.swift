@@ -128,12 +128,15 @@ final class PathMatcher: Matcher, @unchecked Sendable {
 
   /// Whether a missing field is tested as null (not for `$type`, which only sees stored values).
   @usableFromInline let missingIsNull: Bool
+  /// Whether the test holds for null: the same for every document, so found once here.
+  @usableFromInline let nullPasses: Bool
 
   init(_ path: FieldPath, _ test: CompiledTest, _ quantifier: Quantifier) {
     segments = path.segments[...]
     self.test = test
     self.quantifier = quantifier
     if case .type = test { missingIsNull = false } else { missingIsNull = true }
+    nullPasses = test.test(nullLiteral.value)
   }
 
   @usableFromInline override func matches(_ root: RawValue) -> Bool {
@@ -141,16 +144,16 @@ final class PathMatcher: Matcher, @unchecked Sendable {
     switch quantifier {
     case .mongo:
       if walk(root, segments, .wholeAndElements, &state, { test.test($0) }) { return true }
-      return missingIsNull && (!state.found || state.missingBranch) && test.test(nullLiteral.value)
+      return missingIsNull && (!state.found || state.missingBranch) && nullPasses
     case .any:
       if walk(root, segments, .elements, &state, { test.test($0) }) { return true }
-      return !state.found && !state.throughArray && test.test(nullLiteral.value)
+      return !state.found && !state.throughArray && nullPasses
     case .all:
       if walk(root, segments, .elements, &state, { !test.test($0) }) { return false }
-      return state.found || state.throughArray || test.test(nullLiteral.value)
+      return state.found || state.throughArray || nullPasses
     case .none:
       if walk(root, segments, .elements, &state, { test.test($0) }) { return false }
-      return state.found || state.throughArray || !test.test(nullLiteral.value)
+      return state.found || state.throughArray || !nullPasses
     }
   }
 }
@@ -239,7 +242,7 @@ final class SubqueryMatcher: Matcher, @unchecked Sendable {
         if query.matches(element.value) { count += 1 }
       }
     }
-    return comparison.test(count: count)
+    return comparison.test(int64: count)
   }
 }
 
@@ -258,30 +261,29 @@ final class AggregateMatcher: Matcher, @unchecked Sendable {
 
   override func matches(_ root: RawValue) -> Bool {
     let lists = lists(at: segments, in: root)
-    if aggregate == .count {
-      let count = lists.reduce(0) { $0 + $1.elementCount }
-      return comparison.test(count: Int64(count))
-    }
-    var values: [RawValue] = []
-    for list in lists {
-      var elements = RawElements(list)
-      while let element = elements.next() {
-        var state = PathWalk()
-        _ = walk(element.value, subpath, .none, &state) { value in
-          if value.type != 0x0A && value.type != 0x06 { values.append(value) }
-          return false
+    /// The values at `subpath` in the lists' elements, without nulls and undefined.
+    func values() -> [RawValue] {
+      var values: [RawValue] = []
+      for list in lists {
+        var elements = RawElements(list)
+        while let element = elements.next() {
+          var state = PathWalk()
+          _ = walk(element.value, subpath, .none, &state) { value in
+            if value.type != 0x0A && value.type != 0x06 { values.append(value) }
+            return false
+          }
         }
       }
+      return values
     }
-    return Literal(AggregateMatcher.compute(aggregate, values)).withValue { comparison.test($0) }
-  }
-
-  static func compute(_ aggregate: Aggregate, _ values: [RawValue]) -> BSON {
+    // The result is tested where it lies (a value of the document) or in place (a count, a sum,
+    // an average), so no document is built for it.
     switch aggregate {
-    case .count: return .int64(Int64(values.count))
+    case .count:
+      return comparison.test(int64: Int64(lists.reduce(0) { $0 + $1.elementCount }))
     case .min, .max:
       var best: RawValue?
-      for value in values {
+      for value in values() {
         guard let current = best else {
           best = value
           continue
@@ -289,9 +291,9 @@ final class AggregateMatcher: Matcher, @unchecked Sendable {
         let order = compareValues(value, current)
         if (aggregate == .min && order < 0) || (aggregate == .max && order > 0) { best = value }
       }
-      return best?.bson() ?? .null
+      return comparison.test(best ?? nullLiteral.value)
     case .sum, .avg:
-      let numbers = values.filter { isNumber($0.type) }
+      let numbers = values().filter { isNumber($0.type) }
       var integerSum: Int64 = 0
       var integral = true
       var doubleSum = 0.0
@@ -312,22 +314,24 @@ final class AggregateMatcher: Matcher, @unchecked Sendable {
         }
       }
       if aggregate == .avg {
-        return numbers.isEmpty ? .null : .double(doubleSum / Double(numbers.count))
+        if numbers.isEmpty { return comparison.test(nullLiteral.value) }
+        return comparison.test(double: doubleSum / Double(numbers.count))
       }
-      return integral ? .int64(integerSum) : .double(doubleSum)
+      return integral ? comparison.test(int64: integerSum) : comparison.test(double: doubleSum)
     }
   }
 }
 
 extension CompiledTest {
-  /// The test on a count (of a list, or of a subquery's matches), read in place as an int64.
-  func test(count: Int64) -> Bool {
-    withUnsafeBytes(of: count.littleEndian) { test(RawValue(type: 0x12, pointer: $0.baseAddress!)) }
+  /// The test on an int64 (the count of a list or of a subquery's matches, a sum), read in place.
+  func test(int64 value: Int64) -> Bool {
+    withUnsafeBytes(of: value.littleEndian) { test(RawValue(type: 0x12, pointer: $0.baseAddress!)) }
   }
-}
 
-extension Literal {
-  func withValue<R>(_ body: (RawValue) -> R) -> R { withExtendedLifetime(self) { body(value) } }
+  /// The test on a double (a sum or an average), read in place.
+  func test(double value: Double) -> Bool {
+    withUnsafeBytes(of: value.bitPattern.littleEndian) { test(RawValue(type: 0x01, pointer: $0.baseAddress!)) }
+  }
 }
 
 /// The common case made fast: `{path: value}` (MongoDB's equality) where the value is a string or

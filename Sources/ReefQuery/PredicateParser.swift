@@ -673,10 +673,7 @@ struct PredicateParser {
       throw error("expected a key path in \(clause)(…) but found \(token.described)", at: token)
     }
     advance()
-    return FieldPath(
-      segments: token.text.split(separator: ".", omittingEmptySubsequences: false).map {
-        FieldPath.Segment(String($0))
-      })
+    return FieldPath(token.text)
   }
 
   private mutating func sortClause(into result: inout ParsedPredicate) throws(QueryError) {

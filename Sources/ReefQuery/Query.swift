@@ -71,17 +71,16 @@ func compile(_ node: QueryNode) throws(QueryError) -> Matcher {
     return OrMatcher(try compileAll(children))
   case .nor(let children): return NotMatcher(OrMatcher(try compileAll(children)))
   case .not(let child): return NotMatcher(try compile(child))
-  case .match(let path, .compare(.equal, let value), .mongo):
-    if let fast = EqualityMatcher(path, value) { return fast }
-    return PathMatcher(path, try compile(.compare(.equal, value)), .mongo)
-  case .match(let path, let test, let quantifier): return PathMatcher(path, try compile(test), quantifier)
+  case .match(let path, let test, let quantifier):
+    if quantifier == .mongo, case .compare(.equal, let value) = test, let fast = EqualityMatcher(path, value) {
+      return fast
+    }
+    return PathMatcher(path, try compile(test), quantifier)
   case .exists(let path, let exists): return ExistsMatcher(path, exists)
   case .size(let path, let size): return SizeMatcher(path, size)
   case .elementMatch(let path, let query): return ElementMatcher(path, query: try compile(query), tests: [])
   case .elementMatchValue(let path, let tests):
-    var compiled: [CompiledTest] = []
-    for test in tests { compiled.append(try compile(test)) }
-    return ElementMatcher(path, query: nil, tests: compiled)
+    return ElementMatcher(path, query: nil, tests: try compileAll(tests))
   case .aggregate(let path, let aggregate, let subpath, let comparison, let value):
     return AggregateMatcher(path, aggregate, subpath, .compare(comparison, Literal(value)))
   case .subquery(let path, let query, let comparison, let value):
@@ -113,14 +112,14 @@ func compile(_ test: ValueTest) throws(QueryError) -> CompiledTest {
   case .type(let types): return .type(Set(types.map(\.rawValue)))
   case .mod(let divisor, let remainder): return .mod(divisor: divisor, remainder: remainder)
   case .string(let operation, let pattern, let options): return .string(StringPattern(operation, pattern, options))
-  case .all(let tests):
-    var compiled: [CompiledTest] = []
-    for test in tests { compiled.append(try compile(test)) }
-    return .all(compiled)
-  case .elementMatch(let tests):
-    var compiled: [CompiledTest] = []
-    for test in tests { compiled.append(try compile(test)) }
-    return .elementMatch(compiled)
+  case .all(let tests): return .all(try compileAll(tests))
+  case .elementMatch(let tests): return .elementMatch(try compileAll(tests))
   case .not(let test): return .not(try compile(test))
   }
+}
+
+private func compileAll(_ tests: [ValueTest]) throws(QueryError) -> [CompiledTest] {
+  var compiled: [CompiledTest] = []
+  for test in tests { compiled.append(try compile(test)) }
+  return compiled
 }

@@ -172,10 +172,8 @@ extension Document {
 final class Literal: @unchecked Sendable {
   @usableFromInline let document: Document
   @usableFromInline let value: RawValue
-  let bson: BSON
 
   init(_ bson: BSON) {
-    self.bson = bson
     var builder = DocumentBuilder(capacity: 64)
     builder.append("", bson)
     document = builder.document

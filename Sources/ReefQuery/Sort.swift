@@ -43,8 +43,7 @@ public struct SortSpecification: Sendable {
       var extracted: [RawValue] = []
       extracted.reserveCapacity(documents.count * width)
       for document in documents {
-        document.withUnsafeBytes { bytes in
-          let root = RawValue(type: 0x03, pointer: bytes.baseAddress!)
+        document.withRawValue { root in
           for key in keys { extracted.append(sortValue(root, key)) }
         }
       }
@@ -89,10 +88,8 @@ public struct SortSpecification: Sendable {
 
   /// Compares two documents in this order: negative, zero or positive.
   public func compare(_ a: Document, _ b: Document) -> Int {
-    a.withUnsafeBytes { bytesA in
-      b.withUnsafeBytes { bytesB in
-        let rootA = RawValue(type: 0x03, pointer: bytesA.baseAddress!)
-        let rootB = RawValue(type: 0x03, pointer: bytesB.baseAddress!)
+    a.withRawValue { rootA in
+      b.withRawValue { rootB in
         for key in keys {
           let comparison = compareValues(sortValue(rootA, key), sortValue(rootB, key))
           if comparison != 0 { return key.ascending ? comparison : -comparison }
