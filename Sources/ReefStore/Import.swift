@@ -311,16 +311,14 @@ private struct ImportRun {
           done = true
           return
         }
+        let existing = transaction.collection(name)
         var copy: [Document] = []
         var bytes = 0
         var last: [UInt8]?
         try transaction.lmdb.scan(documentsDB, from: after) { key, value throws(StoreError) in
           if let after, key.elementsEqual(after) { return true }
           guard copy.count < options.batchDocuments, bytes < options.batchBytes else { return false }
-          guard let bson = StoredDocument.verifiedBSON(value) else {
-            throw StoreError(.corrupt, "a stored document of \(name) is damaged: \(StoredDocument.damage(value))")
-          }
-          copy.append(Document(trustedCopying: bson))
+          copy.append(Document(trustedCopying: try existing.storedBSON(value)))
           bytes += value.count
           last = Array(key)
           return true

@@ -138,11 +138,7 @@ final class LMDBTransaction {
 
   func get(_ dbi: MDB_dbi, _ key: [UInt8]) throws(StoreError) -> UnsafeRawBufferPointer? {
     try withValue(key) { (keyValue: inout MDB_val) throws(StoreError) -> UnsafeRawBufferPointer? in
-      var data = MDB_val()
-      let code = mdb_get(pointer, dbi, &keyValue, &data)
-      if code == MDB_NOTFOUND { return nil }
-      try check(code, "read")
-      return buffer(data)
+      try get(dbi, buffer(keyValue))
     }
   }
 

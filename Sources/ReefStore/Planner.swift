@@ -49,7 +49,7 @@ enum Planner {
     var best: (IndexSpecification, Bound)?
     for (path, bound) in bounds {
       for index in indexes where index.keys[0].path == path && index.keys[0].ascending {
-        if index.sparse && bound.literals.contains(where: { if case .null = $0 { true } else { false } }) { continue }
+        if index.sparse && bound.literals.contains(where: isNull) { continue }
         if let current = best, current.1.preference <= bound.preference && !(index.unique && !current.0.unique) {
           continue
         }

@@ -308,7 +308,6 @@ public final class Store: @unchecked Sendable {
       let dev = UInt64(file.st_dev)
       let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & ~0xfff)
       let minor = (dev & 0xff) | ((dev >> 12) & ~0xff)
-      let device = String(major, radix: 16) + ":" + String(minor, radix: 16)
       var found: [(UnsafeMutableRawPointer, Int)] = []
       for line in text.split(separator: UInt8(ascii: "\n")) {
         let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 5, omittingEmptySubsequences: true)
@@ -317,8 +316,7 @@ public final class Store: @unchecked Sendable {
           UInt64(String(decoding: fields[2], as: UTF8.self), radix: 16) == 0
         else { continue }
         let numbers = String(decoding: fields[3], as: UTF8.self).split(separator: ":")
-        let parsed = numbers.compactMap { UInt64($0, radix: 16) }.map { String($0, radix: 16) }
-        guard parsed.count == 2, parsed.joined(separator: ":") == device else { continue }
+        guard numbers.compactMap({ UInt64($0, radix: 16) }) == [major, minor] else { continue }
         let range = fields[0].split(separator: UInt8(ascii: "-"))
         guard range.count == 2, let start = UInt(String(decoding: range[0], as: UTF8.self), radix: 16),
           let end = UInt(String(decoding: range[1], as: UTF8.self), radix: 16), end > start,

@@ -131,17 +131,18 @@ extension TransactionCollection {
     Document(trustedBytesNoCopy: try storedBSON(value), owner: nil)
   }
 
-  /// A stored document copied out of the map, after its checksum.
-  func storedCopy(_ value: UnsafeRawBufferPointer) throws(StoreError) -> Document {
-    Document(trustedCopying: try storedBSON(value))
-  }
-
   /// The BSON bytes of a stored value, after its checksum.
   @inline(__always)
   func storedBSON(_ value: UnsafeRawBufferPointer) throws(StoreError) -> UnsafeRawBufferPointer {
-    guard let bson = StoredDocument.verifiedBSON(value) else {
-      throw StoreError(.corrupt, "a stored document of \(name) is damaged: \(StoredDocument.damage(value))")
-    }
+    guard let bson = StoredDocument.verifiedBSON(value) else { throw damaged(value) }
     return bson
+  }
+
+  /// The error for a stored value that fails its checksum (the document's `_id`, when known,
+  /// named in it).
+  @inline(never)
+  func damaged(_ value: UnsafeRawBufferPointer, id: BSON? = nil) -> StoreError {
+    let document = id.map { "the stored document \($0.extendedJSON())" } ?? "a stored document"
+    return StoreError(.corrupt, "\(document) of \(name) is damaged: \(StoredDocument.damage(value))")
   }
 }

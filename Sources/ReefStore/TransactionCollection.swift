@@ -73,10 +73,7 @@ public struct TransactionCollection {
       let documentsDB = try transaction.database(info.documentsName, create: false),
       let bytes = try lmdb.get(documentsDB, KeyEncoding.encode([id]))
     else { return nil }
-    guard let bson = StoredDocument.verifiedBSON(bytes) else {
-      throw StoreError(
-        .corrupt, "the stored document \(id.extendedJSON()) of \(name) is damaged: \(StoredDocument.damage(bytes))")
-    }
+    guard let bson = StoredDocument.verifiedBSON(bytes) else { throw damaged(bytes, id: id) }
     return Document(trustedCopying: bson)
   }
 
@@ -170,11 +167,12 @@ public struct TransactionCollection {
       // Each document is read (and its bytes prefetched) one step ahead of being tested, so that
       // its cache misses overlap the test of the one before. Pointers into the map stay valid
       // for the whole read or write transaction, which changes nothing here.
-      var pending: (value: UnsafeRawBufferPointer, primaryKey: UnsafeRawBufferPointer)?
+      // The primary key is kept (copied once, for `seen`) only when results are re-sorted.
+      var pending: (value: UnsafeRawBufferPointer, primaryKey: [UInt8]?)?
       func testPending() throws(StoreError) {
         guard let (value, primaryKey) = pending else { return }
         pending = nil
-        if try test(value), !inIDOrder { matchKeys.append(Array(primaryKey)) }
+        if try test(value), let primaryKey { matchKeys.append(primaryKey) }
       }
       for range in plan.ranges {
         try lmdb.scan(indexDB, from: range.start) { key, primaryKey throws(StoreError) in
@@ -184,13 +182,16 @@ public struct TransactionCollection {
           case .skip: return true
           case .take: break
           }
+          var copiedKey: [UInt8]?
           if !inIDOrder {
-            guard seen.insert(Array(primaryKey)).inserted else { return true }
+            let key = Array(primaryKey)
+            guard seen.insert(key).inserted else { return true }
+            copiedKey = key
           }
           guard let value = try lmdb.get(documentsDB, primaryKey) else { return true }
           reef_prefetch(value.baseAddress, value.count)
           try testPending()
-          pending = (value, primaryKey)
+          pending = (value, copiedKey)
           return true
         }
       }

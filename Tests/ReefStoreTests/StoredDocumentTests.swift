@@ -145,13 +145,36 @@ import Testing
     expectCorrupt("truncated") { _ = try contacts.document(forID: .int32(7)) }
     try damage(temporary.store, "contacts", id: .int32(7)) { $0 + [0] }
     expectCorrupt("longer than its prefix") { _ = try contacts.find() }
-    // Replacing the damaged document through the API repairs it.
+    // Once the damaged document is gone (removed below the API), the rest reads as before.
     try temporary.store.write { transaction in
       let info = try #require(try transaction.info("contacts", create: false))
       let database = try #require(try transaction.database(info.documentsName, create: false))
       try transaction.lmdb.delete(database, KeyEncoding.encode([.int32(7)]))
     }
     #expect(try contacts.find().count == 19)
+  }
+
+  @Test func indexPlansCheckEveryDocumentTheyRead() throws {
+    let temporary = try TemporaryStore()
+    let contacts = temporary.store.collection("contacts")
+    try contacts.createIndex(["city": 1])
+    for number in 0..<20 {
+      try contacts.insert(try Document(extendedJSON: #"{"_id": \#(number), "city": "c\#(number % 3)"}"#))
+    }
+    try damage(temporary.store, "contacts", id: .int32(7)) { value in
+      var damaged = value
+      damaged[damaged.count - 3] ^= 0x04
+      return damaged
+    }
+    // Document 7 is in "c1": one equality range (results in `_id` order), several ranges (`$in`,
+    // re-sorted), a range of values, and the `_id` read.
+    expectCorrupt("equality") { _ = try contacts.find(["city": "c1"]) }
+    expectCorrupt("$in") { _ = try contacts.find(["city": ["$in": ["c0", "c1"]]]) }
+    expectCorrupt("range") { _ = try contacts.find(["city": ["$gte": "c1"]]) }
+    expectCorrupt("_id") { _ = try contacts.find(["_id": 7]) }
+    #expect(try contacts.explain(["city": "c0"]).index == "city_1")
+    #expect(try contacts.find(["city": "c0"]).map { $0["_id"] } == stride(from: 0, to: 20, by: 3).map { .int32($0) })
+    #expect(try contacts.find(["city": ["$in": ["c2", "c0"]]]).count == 13)
   }
 
   @Test func aByteDamagedInTheStoreFileIsFoundOnReopening() throws {
