@@ -84,7 +84,7 @@ public struct Document: Sendable {
   /// cheap way to keep a document that views memory that is about to go away, such as a
   /// database's memory map after its transaction ends.
   public func copied() -> Document {
-    withUnsafeBytes { bytes in Document(storage: DocumentStorage(copying: bytes), start: 0, length: bytes.count) }
+    withUnsafeBytes { Document(trustedCopying: $0) }
   }
 
   init(validating storage: DocumentStorage, options: ValidationOptions) throws(BSONError) {

@@ -9,8 +9,9 @@
 @_spi(ReefInternal)
 public struct DocumentArena {
   private let chunkSize: Int
+  /// The current chunk; it owns the whole chunk, and documents view only the parts written before
+  /// they were made.
   private var storage: DocumentStorage?
-  private var memory: UnsafeMutableRawPointer?
   private var used = 0
 
   /// An arena whose chunks hold `chunkSize` bytes.
@@ -23,15 +24,15 @@ public struct DocumentArena {
     let count = bytes.count
     guard count <= chunkSize / 4 else { return Document(trustedCopying: bytes) }
     if storage == nil || used + count > chunkSize {
-      let chunk = UnsafeMutableRawPointer.allocate(byteCount: chunkSize, alignment: 8)
-      // The storage owns the whole chunk; documents view only the parts written before they are made.
-      storage = DocumentStorage(adopting: chunk, count: chunkSize)
-      memory = chunk
+      storage = DocumentStorage(
+        adopting: UnsafeMutableRawPointer.allocate(byteCount: chunkSize, alignment: 8), count: chunkSize)
       used = 0
     }
+    let chunk = storage!
     let start = used
-    (memory! + start).copyMemory(from: bytes.baseAddress!, byteCount: count)
+    // Safe: the chunk was allocated writable by this arena, and `start + count <= chunkSize`.
+    UnsafeMutableRawPointer(mutating: chunk.base + start).copyMemory(from: bytes.baseAddress!, byteCount: count)
     used = (start + count + 7) & ~7
-    return Document(storage: storage!, start: start, length: count)
+    return Document(storage: chunk, start: start, length: count)
   }
 }

@@ -23,6 +23,20 @@ public enum JSONFormat: String, ExpressibleByArgument, CaseIterable, Sendable {
   }
 }
 
+extension ByteSink {
+  /// Writes `document` as its BSON bytes, or, given a `mode`, as one Extended JSON line.
+  func write(_ document: Document, as mode: ExtendedJSONMode?, pretty: Bool = false) throws(BSONError) {
+    guard let mode else {
+      try document.withUnsafeBytes { bytes throws(BSONError) in try write(bytes) }
+      return
+    }
+    try append { buffer in
+      document.appendExtendedJSON(to: &buffer, mode: mode, pretty: pretty)
+      buffer.append(0x0A)
+    }
+  }
+}
+
 /// Writes `message` and a newline to standard error, unbuffered.
 func printError(_ message: String) {
   var bytes = Array(message.utf8)

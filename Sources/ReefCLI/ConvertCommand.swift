@@ -117,16 +117,12 @@ public struct ConvertCommand: ParsableCommand {
   }
 
   private func emit(_ document: Document, to out: ByteSink) throws(BSONError) {
-    switch to {
-    case .bson:
-      try document.withUnsafeBytes { (bytes) throws(BSONError) in try out.write(bytes) }
-    case .canonical, .relaxed:
-      let mode: ExtendedJSONMode = to == .canonical ? .canonical : .relaxed
-      let pretty = pretty
-      try out.append { buffer in
-        document.appendExtendedJSON(to: &buffer, mode: mode, pretty: pretty)
-        buffer.append(0x0A)
+    let mode: ExtendedJSONMode? =
+      switch to {
+      case .bson: nil
+      case .canonical: .canonical
+      case .relaxed: .relaxed
       }
-    }
+    try out.write(document, as: mode, pretty: pretty)
   }
 }

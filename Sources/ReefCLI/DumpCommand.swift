@@ -51,10 +51,7 @@ public struct DumpCommand: ParsableCommand {
       // Output is written in large chunks; a person watching a terminal sees each document at once.
       let interactive = standardOutputIsTerminal()
       while let document = try reader.next() {
-        try out.append { buffer in
-          document.appendExtendedJSON(to: &buffer, mode: mode, pretty: pretty)
-          buffer.append(0x0A)
-        }
+        try out.write(document, as: mode, pretty: pretty)
         if interactive { try out.flush() }
       }
       try out.close()

@@ -198,15 +198,13 @@ public struct QueryCommand: ParsableCommand {
 
   /// Writes one result in the chosen format: BSON, or an Extended JSON line.
   func write(_ document: Document, to out: ByteSink) throws(BSONError) {
-    if format == .bson {
-      try document.withUnsafeBytes { bytes throws(BSONError) in try out.write(bytes) }
-    } else {
-      let mode: ExtendedJSONMode = format == .relaxed ? .relaxed : .canonical
-      try out.append { buffer in
-        document.appendExtendedJSON(to: &buffer, mode: mode)
-        buffer.append(0x0A)
+    let mode: ExtendedJSONMode? =
+      switch format {
+      case .bson: nil
+      case .canonical: .canonical
+      case .relaxed: .relaxed
       }
-    }
+    try out.write(document, as: mode)
   }
 
   func compileQuery() throws(CommandError) -> Query {

@@ -881,6 +881,8 @@ struct CodableErrorTests {
     #expect(path(dynamicError!) == ["outer", "map", "k2", "n"])
     if case .typeMismatch(_, let dynamicContext) = dynamicError {
       #expect(dynamicContext.codingPath.first is AnyKey)
+    } else {
+      Issue.record("expected typeMismatch, got \(String(describing: dynamicError))")
     }
 
     struct Overflow: Encodable {
@@ -1119,7 +1121,11 @@ struct CodableDecoderStateTests {
 
 // MARK: - Benchmark (opt-in: REEF_CODABLE_BENCH=1, release build)
 
-@Suite("Codable benchmark", .enabled(if: ProcessInfo.processInfo.environment["REEF_CODABLE_BENCH"] != nil))
+@Suite(
+  "Codable benchmark",
+  .enabled(
+    if: ProcessInfo.processInfo.environment["REEF_CODABLE_BENCH"] != nil,
+    "opt-in: set REEF_CODABLE_BENCH=1 (release build)"))
 struct CodableBenchmarkTests {
   fileprivate struct Order: Codable, Equatable {
     var id: Int

@@ -133,7 +133,9 @@ struct ReefBinaryTests {
 
   @Test(
     "convert refuses to write binary BSON to a terminal (exit 64)",
-    .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script")))
+    .enabled(
+      if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"),
+      "needs script(1) at /usr/bin/script for a pseudo-terminal"))
   func binaryToTerminal() throws {
     let dir = try TemporaryDirectory()
     let input = try dir.write("in.bson", stream(sampleDocuments(count: 1)))

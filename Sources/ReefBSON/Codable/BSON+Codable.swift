@@ -393,10 +393,10 @@ extension Binary: BSONEncodingPrimitive, BSONDecodingPrimitive, Codable {
     if let node = encoder as? EncodingNode { return try node.encodeSingle(self) }
     var container = encoder.container(keyedBy: CodingKeys.self)
     try container.encode(Data(data).base64EncodedString(), forKey: .base64)
-    let digits = Array("0123456789abcdef".utf8)
     let sub = subtype.rawValue
     try container.encode(
-      String(decoding: [digits[Int(sub >> 4)], digits[Int(sub & 15)]], as: UTF8.self), forKey: .subtype)
+      String(decoding: [ExtendedJSONWriter.hexDigit(sub >> 4), ExtendedJSONWriter.hexDigit(sub & 15)], as: UTF8.self),
+      forKey: .subtype)
   }
 
   /// Decodes a binary: from a BSON binary with `BSONDecoder`, from `{"base64": …, "subType": …}` otherwise.

@@ -147,7 +147,7 @@ public struct BSONEncoder: Sendable {
   /// The second pass, for values whose containers were not used in order.
   @inline(never)
   static func encodeInTreeMode<T: Encodable>(_ value: T, options: EncodingOptions) throws -> BSONWriter {
-    let tree = EncodingState.tree(options: options, root: T.self)
+    let tree = EncodingState.tree(options: options)
     let root = tree.makeRoot()
     defer { root.tearDown() }
     do {

@@ -8,17 +8,22 @@ enum CodingPathComponent {
   /// Any other key.
   case anyKey(any CodingKey)
   case index(Int)
-  /// A key known only as a string (dictionary keys).
-  case name(String)
 
   /// The component for `key`: its bytes when its type is trivial and small, else the key itself.
   @inline(__always)
   static func key<K: CodingKey>(_ key: K) -> CodingPathComponent {
-    guard _isPOD(K.self) && MemoryLayout<K>.size <= MemoryLayout<UInt64>.size else { return .anyKey(key) }
+    guard let bits = trivialBits(key) else { return .anyKey(key) }
+    return .trivialKey(K.self, bits)
+  }
+
+  /// The bytes of `key` when its type is trivial and at most eight bytes (as in a ``trivialKey(_:_:)``), else `nil`.
+  @inline(__always)
+  static func trivialBits<K: CodingKey>(_ key: K) -> UInt64? {
+    guard _isPOD(K.self) && MemoryLayout<K>.size <= MemoryLayout<UInt64>.size else { return nil }
     var bits: UInt64 = 0
     // Safe: `K` is trivial and fits in the eight bytes of `bits`.
     withUnsafeMutableBytes(of: &bits) { $0.storeBytes(of: key, as: K.self) }
-    return .trivialKey(K.self, bits)
+    return bits
   }
 
   /// The component as a coding key; `nil` for the root.
@@ -28,13 +33,12 @@ enum CodingPathComponent {
     case .trivialKey(let type, let bits): Self.load(type, bits)
     case .anyKey(let key): key
     case .index(let index): BSONCodingKey(index: index)
-    case .name(let name): BSONCodingKey(stringValue: name)
     }
   }
 
-  /// The key of type `type` stored in `bits` by ``key(_:)``.
-  private static func load<K: CodingKey>(_ type: K.Type, _ bits: UInt64) -> any CodingKey {
-    // Safe: `bits` holds a `K` (trivial, at most eight bytes) written by `key(_:)`.
+  /// The key of type `type` stored in `bits` by ``trivialBits(_:)``.
+  static func load<K: CodingKey>(_ type: K.Type, _ bits: UInt64) -> any CodingKey {
+    // Safe: `bits` holds a `K` (trivial, at most eight bytes) written by `trivialBits(_:)`.
     withUnsafeBytes(of: bits) { $0.load(as: K.self) }
   }
 }
@@ -57,10 +61,8 @@ enum DecodingComponent {
   /// The component for `key`, made in `call` (whose key list keeps a key that is not trivial).
   @inline(__always)
   static func key<K: CodingKey>(_ key: K, in call: UnsafeMutablePointer<DecodeCall>) -> DecodingComponent {
-    switch CodingPathComponent.key(key) {
-    case .trivialKey(let type, let bits): return .trivialKey(type, bits)
-    default: return stored(key, in: call)
-    }
+    guard let bits = CodingPathComponent.trivialBits(key) else { return stored(key, in: call) }
+    return .trivialKey(K.self, bits)
   }
 
   @inline(never)
@@ -74,7 +76,7 @@ enum DecodingComponent {
   func codingKey(in call: UnsafeMutablePointer<DecodeCall>?) -> (any CodingKey)? {
     switch self {
     case .root: return nil
-    case .trivialKey(let type, let bits): return CodingPathComponent.trivialKey(type, bits).codingKey
+    case .trivialKey(let type, let bits): return CodingPathComponent.load(type, bits)
     case .storedKey(let index): return call?.pointee.keys[index]
     case .index(let index): return BSONCodingKey(index: index)
     case .documentKey(let offset, let count):

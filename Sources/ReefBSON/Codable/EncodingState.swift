@@ -90,8 +90,8 @@ final class EncodingState {
   private var rootType: ObjectIdentifier?
   private var rootSize = 0
 
-  /// A state for encoding a value of type `root`.
-  private init<Root>(options: EncodingOptions, isTree: Bool, root: Root.Type) {
+  /// A new state, with empty caches and no spare nodes.
+  private init(options: EncodingOptions, isTree: Bool) {
     self.options = options
     self.isTree = isTree
     kindSlots.initialize(repeating: EncodingKindSlot(type: nil, kind: .other), count: Self.kindSlotCount)
@@ -101,15 +101,15 @@ final class EncodingState {
   }
 
   /// A state for one tree-mode call.
-  static func tree<Root>(options: EncodingOptions, root: Root.Type) -> EncodingState {
-    EncodingState(options: options, isTree: true, root: root)
+  static func tree(options: EncodingOptions) -> EncodingState {
+    EncodingState(options: options, isTree: true)
   }
 
   /// A fast-mode state for a call encoding a value of type `root`: the idle one when there is
   /// one (with its nodes and caches), else a new one. Give it back with ``endFast()``.
   static func fast<Root>(options: EncodingOptions, root: Root.Type) -> EncodingState {
     let idle = idleEncodingState.exchange(0, ordering: .acquiringAndReleasing)
-    guard idle != 0 else { return EncodingState(options: options, isTree: false, root: root) }
+    guard idle != 0 else { return EncodingState(options: options, isTree: false) }
     let state = Unmanaged<EncodingState>.fromOpaque(UnsafeRawPointer(bitPattern: idle)!).takeRetainedValue()
     state.options = options
     // The last document of the same type is the best guess of this one's size (rounded up to 64).

@@ -137,7 +137,7 @@ public struct BSONStreamReader {
       if bytes[length - 1] == 0 { damagedLength = length }
       throw error
     }
-    let document = Document(storage: DocumentStorage(copying: bytes), start: 0, length: length)
+    let document = Document(trustedCopying: bytes)
     buffer.consume(length)
     bytesRead += length
     documentsRead += 1
