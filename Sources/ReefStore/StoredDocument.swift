@@ -3,8 +3,8 @@
 /// How a document is kept in its collection's database: an 8-byte checksum, then the BSON.
 ///
 /// Documents are validated once, before they are written. The checksum (little-endian, over the
-/// BSON bytes) lets every later read trust them after a check that costs a few nanoseconds instead
-/// of a second validation: bytes damaged on disk or by another program fail the check and are
+/// BSON bytes) lets every later read trust them after a check far cheaper than a second
+/// validation: bytes damaged on disk or by another program fail the check and are
 /// reported as ``StoreError/Kind/corrupt``, never read out of bounds (see `Specs/store/layout.md`).
 enum StoredDocument {
   /// Bytes before the BSON.
