@@ -18,9 +18,8 @@ struct KeyedBoxCache {
     let container: UnsafeMutableRawPointer
     /// The state the box's container reads.
     let state: UnsafeMutablePointer<KeyedDecodingState>
-    /// Holds a `() -> KeyedDecodingContainer<Key>` that returns a copy of `container` (see
-    /// ``copier(_:)``).
-    let copy: UnsafeMutableRawPointer
+    /// A retained `BoxCopier<KeyedDecodingContainer<Key>>` of `container`.
+    let copier: UnsafeMutableRawPointer
   }
 
   /// At most this many boxes are kept; containers beyond them (deeper nesting, or containers kept
@@ -41,7 +40,8 @@ struct KeyedBoxCache {
       let slot = slots.unsafelyUnwrapped[index]
       if slot.keyType == keyType && Self.isFree(slot.container) {
         slot.state.pointee = state
-        return slot.copy.assumingMemoryBound(to: (() -> KeyedDecodingContainer<Key>).self).pointee()
+        return Unmanaged<BoxCopier<KeyedDecodingContainer<Key>>>.fromOpaque(slot.copier)
+          ._withUnsafeGuaranteedRef { $0.copy() }
       }
     }
     return add(Key.self, state)
@@ -68,25 +68,12 @@ struct KeyedBoxCache {
     let container = KeyedDecodingContainer(KeyedBSONDecodingContainer<Key>(state: slotState))
     let memory = UnsafeMutablePointer<KeyedDecodingContainer<Key>>.allocate(capacity: 1)
     memory.initialize(to: container)
-    let copy = UnsafeMutablePointer<() -> KeyedDecodingContainer<Key>>.allocate(capacity: 1)
-    copy.initialize(to: Self.copier(memory))
+    let copier = Unmanaged.passRetained(BoxCopier(memory)).toOpaque()
     slots.unsafelyUnwrapped[count] = Slot(
       keyType: ObjectIdentifier(Key.self), container: UnsafeMutableRawPointer(memory), state: slotState,
-      copy: UnsafeMutableRawPointer(copy))
+      copier: copier)
     count &+= 1
     return container
-  }
-
-  /// A function returning a copy of the value at `memory`.
-  ///
-  /// Copying a `KeyedDecodingContainer<Key>` in code generic over `Key` looks up the type's
-  /// metadata in the runtime's table on every copy. This function is generic over the container
-  /// type itself and never specialized, so the function it returns carries that metadata with it
-  /// (it was looked up once, to call this) and copies without a lookup.
-  @inline(never)
-  @_semantics("optimize.sil.specialize.generic.never")
-  private static func copier<C>(_ memory: UnsafeMutablePointer<C>) -> () -> C {
-    { memory.pointee }
   }
 
   /// Whether a `KeyedDecodingContainer` is one strong reference whose uniqueness tells whether
@@ -120,6 +107,22 @@ struct KeyedBoxCache {
     let copy = memory.pointee
     return withExtendedLifetime(copy) { !isFree(UnsafeMutableRawPointer(memory)) }
   }
+}
+
+/// Copies the value at a fixed address.
+///
+/// Copying a `KeyedDecodingContainer<Key>` in code generic over `Key` looks up the type's
+/// metadata in the runtime's table on every copy. A `BoxCopier<KeyedDecodingContainer<Key>>`
+/// carries that metadata in its own (looked up once, when it is made), and ``copy()`` is never
+/// specialized, so it copies without a lookup.
+final class BoxCopier<Value> {
+  private let memory: UnsafeMutablePointer<Value>
+
+  init(_ memory: UnsafeMutablePointer<Value>) { self.memory = memory }
+
+  @inline(never)
+  @_semantics("optimize.sil.specialize.generic.never")
+  func copy() -> Value { memory.pointee }
 }
 
 /// The type a box's reference is read as to test its uniqueness (``KeyedBoxCache``); never made.
