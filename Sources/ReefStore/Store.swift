@@ -49,7 +49,9 @@ public struct StoreOptions: Sendable {
   /// returns survives a power loss). ``Store/write(durability:_:)`` chooses another level for
   /// one transaction.
   public var durability = Durability.full
-  /// The most read transactions that may be open at once, across all processes.
+  /// The most read transactions that may be open at once, across all processes (LMDB's reader
+  /// table). When it is 32 or more, each open store also keeps up to 4 of its finished read
+  /// transactions for reuse, each holding a slot of the table (but no snapshot) meanwhile.
   public var maximumReaders = 126
 
   /// Whether commits flush to disk: `true` is ``Durability/full``, `false` ``Durability/none``.
