@@ -37,7 +37,11 @@ let package = Package(
       dependencies: [.product(name: "ReefBSON", package: "Reef"), .product(name: "Benchmark", package: "benchmark")]),
     // Not a benchmark: a loop around one operation, for perf and callgrind.
     .executableTarget(
-      name: "ReefProfile", dependencies: ["BenchSupport", "CBench", .product(name: "ReefBSON", package: "Reef")],
+      name: "ReefProfile",
+      dependencies: [
+        "BenchSupport", "CBench", .product(name: "ReefBSON", package: "Reef"),
+        .product(name: "ReefStore", package: "Reef"),
+      ],
       swiftSettings: [.swiftLanguageMode(.v5)]),
     benchmarkTarget("CoreBenchmarks", ["CBench"], []),
     benchmarkTarget("ExtendedJSONBenchmarks", ["CBench"], []),

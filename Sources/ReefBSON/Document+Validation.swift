@@ -32,6 +32,12 @@ public struct ValidationOptions: Hashable, Sendable {
 
   /// MongoDB's limits, UTF-8 checked.
   public static let `default` = ValidationOptions()
+
+  /// Whether every document these options accept is accepted by ``default`` too.
+  var isAtLeastAsStrictAsDefault: Bool {
+    maximumDepth <= ValidationOptions.default.maximumDepth && maximumSize <= ValidationOptions.default.maximumSize
+      && checksUTF8 && checksArrayKeys
+  }
 }
 
 extension Document {

@@ -95,8 +95,18 @@ public struct Document: Sendable {
         .trailingBytes, "expected the document to end at byte \(length), found \(storage.count - length) more bytes",
         offset: length)
     }
+    if options.isAtLeastAsStrictAsDefault { storage.markValidated() }
     self.init(storage: storage, start: 0, length: length)
   }
+
+  /// Whether this document's bytes are known to be valid under ``ValidationOptions/default``
+  /// (MongoDB's limits, UTF-8 and array keys checked): true for documents made from bytes by a
+  /// validating initializer with those options or stricter ones, and for the documents and arrays
+  /// nested in them; false for documents built in memory (which may be too deep or too large)
+  /// and for trusted views. For Reef's own modules: the store validates a document before
+  /// writing it unless this is true.
+  @_spi(ReefInternal)
+  public var isKnownValid: Bool { storage.isValidated }
 
   @inline(__always)
   var base: UnsafeRawPointer { storage.base + start }

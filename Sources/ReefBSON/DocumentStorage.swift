@@ -2,11 +2,20 @@
 /// and owns, or external memory (a memory map, a read buffer) kept alive by an owner object.
 @usableFromInline
 final class DocumentStorage: @unchecked Sendable {
-  // @unchecked Sendable: the bytes are never written after init, so sharing them is safe.
+  // @unchecked Sendable: the bytes are never written after init, and `isValidated` is set only
+  // before the storage is shared (by the validating initializer that made it), so sharing is safe.
   @usableFromInline let base: UnsafeRawPointer
   @usableFromInline let count: Int
   private let owner: AnyObject?
   private let owned: Bool
+  /// Whether the bytes were validated, as one document, with options at least as strict as
+  /// ``ValidationOptions/default``: then every document viewing them is valid under the default
+  /// options too (a nested document or array is shallower and smaller than its parent).
+  private(set) var isValidated = false
+
+  /// Records that the bytes passed validation with options at least as strict as the default.
+  /// Called only by the validating initializer, before the storage is shared.
+  func markValidated() { isValidated = true }
 
   /// Copies `bytes` into memory owned by this storage.
   init(copying bytes: UnsafeRawBufferPointer) {

@@ -56,6 +56,25 @@ public enum KeyEncoding {
     return key
   }
 
+  /// Calls `body` with `encode([id])`, the key of a document whose `_id` is `id`: for an
+  /// ObjectId (the usual `_id`) encoded on the stack, for other values in an array.
+  @inline(__always)
+  static func withPrimaryKey<R, E: Error>(_ id: BSON, _ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+    guard case .objectId(let objectId) = id else {
+      return try withBytes(encode([id]), body)
+    }
+    // The tag, then the 12 bytes: the encoding `appendValue` writes for an ObjectId.
+    var buffer: (UInt64, UInt64) = (0, 0)
+    return try withUnsafeMutableBytes(of: &buffer) { (raw) throws(E) -> R in
+      raw[0] = Tag.objectId
+      // Safe: the buffer holds 16 bytes, the key 13.
+      withUnsafeBytes(of: objectId.bytes) { id in
+        raw.baseAddress!.advanced(by: 1).copyMemory(from: id.baseAddress!, byteCount: 12)
+      }
+      return try body(UnsafeRawBufferPointer(start: raw.baseAddress, count: 13))
+    }
+  }
+
   /// Decodes one component starting at `offset`; returns the value and the offset after it.
   ///
   /// Numbers decode to the first of these types that holds the value exactly: `.int32` for an

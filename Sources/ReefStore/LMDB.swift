@@ -82,6 +82,12 @@ func withValue<R>(_ bytes: [UInt8], _ body: (inout MDB_val) throws(StoreError) -
   return result!
 }
 
+/// Calls `body` with the bytes of `array` (`withUnsafeBytes`, with the closure's typed error).
+@inline(__always)
+func withBytes<R, E: Error>(_ array: [UInt8], _ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+  try array.withUnsafeBytes { raw in Result { () throws(E) -> R in try body(raw) } }.get()
+}
+
 /// The bytes an LMDB value points at (valid until the transaction ends or the data is written).
 @inline(__always)
 func buffer(_ value: MDB_val) -> UnsafeRawBufferPointer {
@@ -89,10 +95,21 @@ func buffer(_ value: MDB_val) -> UnsafeRawBufferPointer {
 }
 
 /// An LMDB transaction: read-only or read-write, ended by commit or abort exactly once.
+///
+/// A read transaction can instead be reset (``reset()``) and begun again later with the same
+/// handle (``renew()``), as LMDB recommends for frequent short reads: that saves allocating the
+/// handle and, with `MDB_NOTLS`, taking the reader table's lock to claim a slot.
 final class LMDBTransaction {
   let pointer: OpaquePointer
   let readOnly: Bool
   private(set) var finished = false
+  /// Whether the handle is reset: ended, but still holding its memory and its reader slot until
+  /// renewed or aborted.
+  private(set) var isReset = false
+  /// Whether a database was opened in this transaction: its handle lasts beyond the transaction
+  /// only if the transaction commits (a reset or abort closes it), so such a read transaction
+  /// is committed, never reset.
+  private(set) var openedDatabase = false
 
   init(environment: OpaquePointer, readOnly: Bool) throws(StoreError) {
     var txn: OpaquePointer?
@@ -118,9 +135,32 @@ final class LMDBTransaction {
   }
 
   func abort() {
-    guard !finished else { return }
+    guard !finished || isReset else { return }
     finished = true
+    isReset = false
     mdb_txn_abort(pointer)
+  }
+
+  /// Ends a read transaction but keeps its handle for ``renew()``.
+  func reset() {
+    precondition(readOnly && !finished && !openedDatabase, "only a read transaction that opened no database is reset")
+    finished = true
+    isReset = true
+    mdb_txn_reset(pointer)
+  }
+
+  /// Begins a reset read transaction again, on the newest snapshot. On failure the handle is
+  /// aborted (freed, its reader slot released) and must not be used again.
+  func renew() throws(StoreError) {
+    precondition(isReset, "only a reset transaction is renewed")
+    let code = mdb_txn_renew(pointer)
+    guard code == 0 else {
+      abort()
+      if code == MDB_MAP_RESIZED { throw StoreError(.storage, LMDBTransaction.mapResized) }
+      throw StoreError.lmdb(code, "read transaction")
+    }
+    finished = false
+    isReset = false
   }
 
   deinit { abort() }
@@ -128,6 +168,7 @@ final class LMDBTransaction {
   /// Opens (or creates, in a write transaction) a named database.
   func open(_ name: String, create: Bool) throws(StoreError) -> MDB_dbi? {
     var dbi: MDB_dbi = 0
+    openedDatabase = true
     let code = mdb_dbi_open(pointer, name, create ? UInt32(MDB_CREATE) : 0, &dbi)
     if code == MDB_NOTFOUND { return nil }
     try check(code, "opening \(name)")
@@ -165,6 +206,30 @@ final class LMDBTransaction {
         try check(code, "write")
         return true
       }
+    }
+  }
+
+  /// Stores a document's database value (checksum, then BSON) under `key`, written straight into
+  /// the page LMDB reserves for it (`MDB_RESERVE`: no intermediate copy). With `unique`, an
+  /// existing key is left alone and false returned (`MDB_NOOVERWRITE`: the duplicate check and
+  /// the write are one search of the tree).
+  func putDocument(_ dbi: MDB_dbi, _ key: UnsafeRawBufferPointer, _ document: Document, unique: Bool) throws(StoreError)
+    -> Bool
+  {
+    var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+    return try document.withUnsafeBytes { (bson) throws(StoreError) -> Bool in
+      var data = MDB_val(mv_size: StoredDocument.headerSize + bson.count, mv_data: nil)
+      let flags = UInt32(MDB_RESERVE) | (unique ? UInt32(MDB_NOOVERWRITE) : 0)
+      let code = mdb_put(pointer, dbi, &keyValue, &data, flags)
+      // On MDB_KEYEXIST `data` is the existing value: it must not be written.
+      if code == MDB_KEYEXIST { return false }
+      if code == MDB_BAD_VALSIZE {
+        throw StoreError(.index, "a key of \(key.count) bytes is over LMDB's limit of 511 bytes")
+      }
+      try check(code, "write")
+      // The reserved space must be filled before the next write in this transaction: it is, here.
+      StoredDocument.write(bson, to: UnsafeMutableRawBufferPointer(start: data.mv_data, count: data.mv_size))
+      return true
     }
   }
 

@@ -49,7 +49,9 @@ public struct StoreOptions: Sendable {
   /// returns survives a power loss). ``Store/write(durability:_:)`` chooses another level for
   /// one transaction.
   public var durability = Durability.full
-  /// The most read transactions that may be open at once, across all processes.
+  /// The most read transactions that may be open at once, across all processes (LMDB's reader
+  /// table). When it is 32 or more, each open store also keeps up to 4 of its finished read
+  /// transactions for reuse, each holding a slot of the table (but no snapshot) meanwhile.
   public var maximumReaders = 126
 
   /// Whether commits flush to disk: `true` is ``Durability/full``, `false` ``Durability/none``.
@@ -161,7 +163,30 @@ public final class Store: @unchecked Sendable {
     }
   }
 
-  deinit { mdb_env_close(environment) }
+  deinit {
+    for reader in idleReaders { reader.abort() }
+    idleReaders = []
+    mdb_env_close(environment)
+  }
+
+  /// Reset read transactions kept for the next reads (LMDB's `mdb_txn_reset`/`mdb_txn_renew`):
+  /// a read then needs no allocation and no reader-table lock to begin. Guarded by `beginLock`.
+  /// Each keeps its reader slot (one of ``StoreOptions/maximumReaders``) while idle, but no
+  /// snapshot: idle readers do not hold old pages back from reuse.
+  var idleReaders: [LMDBTransaction] = []
+  /// How many idle readers are kept: a few, and none when reader slots are scarce.
+  private var idleReaderLimit: Int { min(4, options.maximumReaders / 8) }
+
+  /// Resets a read transaction that opened no database and keeps it for the next read, unless
+  /// enough are kept already; returns whether it was kept (if not, the caller ends it).
+  func keepIdleReader(_ transaction: LMDBTransaction) -> Bool {
+    beginLock.withLock {
+      guard idleReaders.count < idleReaderLimit else { return false }
+      transaction.reset()
+      idleReaders.append(transaction)
+      return true
+    }
+  }
 
   /// Flushes committed transactions to disk: after commits with ``Durability/normal`` or
   /// ``Durability/none``, everything committed so far then survives a power loss.

@@ -14,12 +14,20 @@ enum StoredDocument {
   static func encode(_ document: Document) -> [UInt8] {
     document.withUnsafeBytes { bson in
       [UInt8](unsafeUninitializedCapacity: headerSize + bson.count) { buffer, count in
-        let target = UnsafeMutableRawBufferPointer(buffer)
-        target.storeBytes(of: checksum(bson).littleEndian, toByteOffset: 0, as: UInt64.self)
-        target.baseAddress!.advanced(by: headerSize).copyMemory(from: bson.baseAddress!, byteCount: bson.count)
+        write(bson, to: UnsafeMutableRawBufferPointer(buffer))
         count = headerSize + bson.count
       }
     }
+  }
+
+  /// Writes the database value of the document `bson` (checksum, then the bytes) to `target`,
+  /// which holds exactly `headerSize + bson.count` bytes.
+  @inline(__always)
+  static func write(_ bson: UnsafeRawBufferPointer, to target: UnsafeMutableRawBufferPointer) {
+    precondition(target.count == headerSize + bson.count, "a stored document's value has the wrong size")
+    target.storeBytes(of: checksum(bson).littleEndian, toByteOffset: 0, as: UInt64.self)
+    // Safe: target holds headerSize + bson.count bytes (checked above).
+    target.baseAddress!.advanced(by: headerSize).copyMemory(from: bson.baseAddress!, byteCount: bson.count)
   }
 
   /// The BSON of a database value whose checksum and length agree with its bytes, or nil.

@@ -24,7 +24,14 @@ public final class Transaction {
     // Readers begin under the store's begin lock so that the map never grows under them; a
     // writer already holds the write lock, under which the map grows.
     let begin = { () throws(StoreError) -> LMDBTransaction in
-      let transaction = try LMDBTransaction(environment: store.environment, readOnly: readOnly)
+      let transaction: LMDBTransaction
+      if readOnly, let idle = store.idleReaders.popLast() {
+        // A reset read transaction of this store (the pool is guarded by the begin lock, held here).
+        try idle.renew()
+        transaction = idle
+      } else {
+        transaction = try LMDBTransaction(environment: store.environment, readOnly: readOnly)
+      }
       store.openTransactions.add(1)
       return transaction
     }
@@ -48,6 +55,17 @@ public final class Transaction {
   func finish(commit: Bool) {
     guard !finished else { return }
     finished = true
+    if lmdb.readOnly {
+      // A read transaction's handles were the store's as soon as they were opened; a reader
+      // that opened none is reset and kept for the next read (see Store.idleReaders).
+      if !lmdb.openedDatabase && store.keepIdleReader(lmdb) {
+        store.openTransactions.add(-1)
+        return
+      }
+      _ = try? lmdb.commit()
+      store.openTransactions.add(-1)
+      return
+    }
     var committed = false
     if commit { committed = (try? lmdb.commit()) != nil } else { lmdb.abort() }
     store.settleHandles(of: lmdb, committed: committed)
@@ -99,6 +117,23 @@ public final class Transaction {
     try store.handle(name, in: lmdb, create: create)
   }
 
+  /// The documents database of the collection used last in this transaction, so that a loop
+  /// of inserts finds it without building its name and looking it up in the store's table.
+  private var lastDocuments: (collection: Int64, handle: MDB_dbi)?
+
+  /// The database of a collection's documents (``database(_:create:)`` of its `documentsName`).
+  func documentsDatabase(_ info: CollectionInfo, create: Bool) throws(StoreError) -> MDB_dbi? {
+    if let lastDocuments, lastDocuments.collection == info.id { return lastDocuments.handle }
+    guard let handle = try database(info.documentsName, create: create) else { return nil }
+    lastDocuments = (info.id, handle)
+    return handle
+  }
+
+  /// Forgets a dropped collection's documents database.
+  func forgetDocumentsDatabase(_ info: CollectionInfo) {
+    if lastDocuments?.collection == info.id { lastDocuments = nil }
+  }
+
   func requireWritable() throws(StoreError) {
     if isReadOnly { throw StoreError(.readOnly, "this is a read transaction; write in store.write { … }") }
   }
@@ -108,11 +143,13 @@ public final class Transaction {
   func info(_ name: String, create: Bool, reserved: Bool = false) throws(StoreError) -> CollectionInfo? {
     if let cached = catalog[name] { return cached }
     if let catalogDB = try database(Transaction.catalogName, create: false),
-      let bytes = try lmdb.get(catalogDB, Array(name.utf8))
+      let bytes = try catalogEntry(catalogDB, name)
     {
       // The entry parsed by an earlier transaction, when its bytes are the same.
       if let known = store.cachedCatalogEntry(name, bytes) {
-        catalog[name] = known
+        // A read transaction reads the entry again when asked again (one lookup), rather than
+        // allocate a table for it: most read only one collection once.
+        if !lmdb.readOnly { catalog[name] = known }
         return known
       }
       let document: Document
@@ -138,6 +175,15 @@ public final class Transaction {
     let info = CollectionInfo(name: name, id: next, uuid: randomUUID(), indexes: [])
     try save(info)
     return info
+  }
+
+  /// The catalog's entry for `name`, looked up by the name's UTF-8 bytes without copying them.
+  private func catalogEntry(_ catalogDB: MDB_dbi, _ name: String) throws(StoreError) -> UnsafeRawBufferPointer? {
+    var name = name
+    let found = name.withUTF8 { utf8 in
+      Result { () throws(StoreError) in try lmdb.get(catalogDB, UnsafeRawBufferPointer(utf8)) }
+    }
+    return try found.get()
   }
 
   /// Checks that the store's format is the one this build reads; a new store gets it written.
@@ -222,13 +268,16 @@ func randomUUID() -> [UInt8] {
 /// What the catalog knows about a collection.
 struct CollectionInfo {
   var name: String
-  var id: Int64
+  let id: Int64
   var uuid: [UInt8]
   var indexes: [IndexSpecification]
+  /// The database of documents, keyed by encoded `_id` (made once: entries are cached by the store).
+  let documentsName: String
 
   init(name: String, id: Int64, uuid: [UInt8], indexes: [IndexSpecification]) {
     self.name = name
     self.id = id
+    documentsName = "c:\(id)"
     self.uuid = uuid
     self.indexes = indexes
   }
@@ -239,6 +288,7 @@ struct CollectionInfo {
     else { throw StoreError(.corrupt, "the catalog entry of \(name) is damaged") }
     self.name = name
     self.id = id
+    documentsName = "c:\(id)"
     self.uuid = uuid.data
     var specs: [IndexSpecification] = []
     for entry in indexes {
@@ -256,8 +306,6 @@ struct CollectionInfo {
     return builder.document
   }
 
-  /// The database of documents, keyed by encoded `_id`.
-  var documentsName: String { "c:\(id)" }
   func indexName(_ index: IndexSpecification) -> String { "i:\(id):\(index.name)" }
 
   /// The UUID as mongodump writes it: 32 hex digits.

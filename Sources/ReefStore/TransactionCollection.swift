@@ -70,8 +70,8 @@ public struct TransactionCollection {
   /// `document(forID: .int64(1))` finds `_id: 1`.
   public func document(forID id: BSON) throws(StoreError) -> Document? {
     guard let info = try transaction.info(name, create: false),
-      let documentsDB = try transaction.database(info.documentsName, create: false),
-      let bytes = try lmdb.get(documentsDB, KeyEncoding.encode([id]))
+      let documentsDB = try transaction.documentsDatabase(info, create: false),
+      let bytes = try KeyEncoding.withPrimaryKey(id, { (key) throws(StoreError) in try lmdb.get(documentsDB, key) })
     else { return nil }
     guard let bson = StoredDocument.verifiedBSON(bytes) else { throw damaged(bytes, id: id) }
     return Document(trustedCopying: bson)
@@ -358,6 +358,7 @@ public struct TransactionCollection {
   public func drop() throws(StoreError) -> Bool {
     try transaction.requireWritable()
     guard let info = try transaction.info(name, create: false) else { return false }
+    transaction.forgetDocumentsDatabase(info)
     for database in [info.documentsName] + info.indexes.map(info.indexName) {
       if let handle = try transaction.database(database, create: false) {
         try lmdb.drop(handle)
@@ -449,11 +450,14 @@ public struct TransactionCollection {
       id = .objectId(ObjectId())
       stored = withID(document, id)
     }
-    // Validated again here: a document built in memory has not been checked for depth or size.
-    do {
-      _ = try stored.withUnsafeBytes { bytes throws(BSONError) in try Document(bytesNoCopy: bytes, owner: nil) }
-    } catch {
-      throw StoreError(.invalidDocument, "the document cannot be stored in \(name): \(error)")
+    // Validated again here unless its bytes were validated with the default options when the
+    // document was made: a document built in memory has not been checked for depth or size.
+    if !stored.isKnownValid {
+      do {
+        _ = try stored.withUnsafeBytes { bytes throws(BSONError) in try Document(bytesNoCopy: bytes, owner: nil) }
+      } catch {
+        throw StoreError(.invalidDocument, "the document cannot be stored in \(name): \(error)")
+      }
     }
     return (stored, id)
   }
@@ -471,17 +475,22 @@ public struct TransactionCollection {
   /// first byte is written, so a document that fails leaves the transaction as it was and the
   /// transaction can go on (imports that skip invalid documents rely on this).
   func put(_ document: Document, id: BSON, info: inout CollectionInfo, replacing old: Document?) throws(StoreError) {
-    let documentsDB = try transaction.database(info.documentsName, create: true)!
+    let documentsDB = try transaction.documentsDatabase(info, create: true)!
+    if old == nil && info.indexes.isEmpty {
+      // A new document without index entries: the duplicate check is the write itself
+      // (MDB_NOOVERWRITE writes nothing when the key exists), and the key is on the stack.
+      let written = try KeyEncoding.withPrimaryKey(id) { (primaryKey) throws(StoreError) -> Bool in
+        try checkPrimaryKeySize(primaryKey.count)
+        return try lmdb.putDocument(documentsDB, primaryKey, document, unique: true)
+      }
+      if !written { throw duplicateID(id) }
+      return
+    }
     let primaryKey = KeyEncoding.encode([id])
-    if primaryKey.count > 511 {
-      throw StoreError(
-        .invalidDocument, "the _id of a document in \(name) is too large to index (\(primaryKey.count) bytes)")
-    }
-    if old == nil, try lmdb.get(documentsDB, primaryKey) != nil {
-      throw StoreError(
-        .duplicateKey,
-        "E11000 duplicate key error collection: \(name) index: _id_ dup key: { _id: \(id.extendedJSON()) }")
-    }
+    try checkPrimaryKeySize(primaryKey.count)
+    // Checked before the index keys, so that a document with both a duplicate `_id` and a
+    // duplicate unique key is reported for its `_id`.
+    if old == nil, try lmdb.get(documentsDB, primaryKey) != nil { throw duplicateID(id) }
     var planned: [(database: MDB_dbi, index: IndexSpecification, keys: [[UInt8]])] = []
     for index in info.indexes {
       let indexDB = try transaction.database(info.indexName(index), create: true)!
@@ -503,7 +512,10 @@ public struct TransactionCollection {
       planned.append((indexDB, index, keys))
     }
     if let old { try removeIndexEntries(old, id: id, info: info) }
-    try lmdb.put(documentsDB, primaryKey, StoredDocument.encode(document))
+    let written = try withBytes(primaryKey) { (key) throws(StoreError) -> Bool in
+      try lmdb.putDocument(documentsDB, key, document, unique: old == nil)
+    }
+    if !written { throw duplicateID(id) }
     for (indexDB, index, keys) in planned {
       for key in keys {
         if index.unique {
@@ -513,6 +525,19 @@ public struct TransactionCollection {
         }
       }
     }
+  }
+
+  func checkPrimaryKeySize(_ count: Int) throws(StoreError) {
+    if count > 511 {
+      throw StoreError(.invalidDocument, "the _id of a document in \(name) is too large to index (\(count) bytes)")
+    }
+  }
+
+  @inline(never)
+  func duplicateID(_ id: BSON) -> StoreError {
+    StoreError(
+      .duplicateKey, "E11000 duplicate key error collection: \(name) index: _id_ dup key: { _id: \(id.extendedJSON()) }"
+    )
   }
 
   func addEntries(_ document: Document, id: BSON, index: IndexSpecification, database: MDB_dbi) throws(StoreError) {

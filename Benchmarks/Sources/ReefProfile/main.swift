@@ -4,15 +4,24 @@
 //   perf record -g .build/release/ReefProfile validate full 200000
 //
 // Operations: validate, iterate, walk, build, path, ejson, parse, decode (DATASET: flat, deep, full).
+// Store operations on Examples-model documents (StoreBenchmarks' import and lookup):
+//
+//   perf record -g .build/release/ReefProfile store-insert 1000000   one write transaction, then commit
+//   perf record -g .build/release/ReefProfile store-get 100000 [CALLS] document(forID:) per call
 import BenchSupport
 import CBench
 import ReefBSON
+import ReefStore
 
 #if canImport(Glibc)
   import Glibc
 #endif
 
 let args = CommandLine.arguments
+if args.count >= 2, args[1].hasPrefix("store-") {
+  profileStore(args)
+  exit(0)
+}
 guard args.count >= 3, let dataset = Dataset.extended(args[2]) else {
   printError("usage: ReefProfile validate|iterate|walk|build|path|ejson|parse|libbson-walk DATASET [ITERATIONS]")
   exit(2)

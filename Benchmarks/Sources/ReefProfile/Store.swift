@@ -1,0 +1,73 @@
+// The store operations of ReefProfile: StoreBenchmarks' import and lookup, timed by phase.
+import BenchSupport
+import ReefBSON
+import ReefStore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+func monotonicSeconds() -> Double {
+  var ts = timespec()
+  clock_gettime(CLOCK_MONOTONIC, &ts)
+  return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// Documents of the Examples' model, as views of one stream.
+func generatedDocuments(_ count: Int) -> [Document] {
+  let (bytes, offsets) = generateStream(count: count)
+  let pinned = PinnedBytes(bytes)
+  return offsets.indices.map { index in
+    let end = index + 1 < offsets.count ? offsets[index + 1] : bytes.count
+    return try! Document(
+      bytesNoCopy: UnsafeRawBufferPointer(rebasing: pinned.buffer[offsets[index]..<end]), owner: nil)
+  }
+}
+
+func profileStore(_ args: [String]) {
+  let count = args.count > 2 ? Int(args[2]) ?? 1_000_000 : 1_000_000
+  let path = "/tmp/reef-profile-\(getpid()).reef"
+  defer {
+    unlink(path)
+    unlink(path + "-lock")
+  }
+  let documents = generatedDocuments(count)
+  switch args[1] {
+  case "store-insert":
+    let start = monotonicSeconds()
+    var inserted = 0.0
+    do {
+      let store = try! Store(path: path, options: StoreOptions(initialMapSize: 1 << 30))
+      try! store.write { transaction in
+        let contacts = transaction.collection("contacts")
+        for document in documents { try contacts.insert(document) }
+        inserted = monotonicSeconds()
+      }
+      printError("store file: \(store.fileSize) bytes")
+    }
+    let end = monotonicSeconds()
+    printError(
+      "inserts: \(Int((inserted - start) * 1e9) / count) ns each; commit and close: \(Int((end - inserted) * 1000)) ms; "
+        + "total \(Int((end - start) * 1000)) ms")
+  case "store-get":
+    let calls = args.count > 3 ? Int(args[3]) ?? 1_000_000 : 1_000_000
+    let store = try! Store(path: path, options: StoreOptions(initialMapSize: 1 << 30))
+    try! store.write { transaction in
+      let plain = transaction.collection("plain")
+      for document in documents { try plain.insert(document) }
+    }
+    let ids = documents.map { $0["_id"]! }
+    var random = SplitMix(state: 99)
+    let probes = (0..<4096).map { _ in ids[random.below(ids.count)] }
+    let start = monotonicSeconds()
+    var found = 0
+    for call in 0..<calls {
+      if try! store.collection("plain").document(forID: probes[call & 4095]) != nil { found += 1 }
+    }
+    let end = monotonicSeconds()
+    printError("document(forID:): \(Int((end - start) * 1e9) / calls) ns per call, \(found) found")
+  default:
+    printError("unknown operation \(args[1])")
+    exit(2)
+  }
+}
