@@ -52,7 +52,7 @@ struct KeyedBoxCache {
   /// The reference is read as a ``BoxReference``, a native class like the box, so that the test
   /// is the runtime's reference count check without a generic call (only the count is read).
   @inline(__always)
-  private static func isFree(_ container: UnsafeMutableRawPointer) -> Bool {
+  static func isFree(_ container: UnsafeMutableRawPointer) -> Bool {
     container.withMemoryRebound(to: BoxReference.self, capacity: 1) { isKnownUniquelyReferenced(&$0.pointee) }
   }
 
