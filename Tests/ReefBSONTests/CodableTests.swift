@@ -1095,6 +1095,77 @@ struct CodableDecoderStateTests {
     #expect(try BSONEncoder().encodeBytes(Outer(kept: kept)) == first.bytes)
   }
 
+  /// One BSON level per keyed container, so that more containers are open at once than the
+  /// decoder keeps boxes for (64).
+  final class Chain: Codable, Equatable {
+    let value: Int
+    let next: Chain?
+    init(_ value: Int, _ next: Chain?) {
+      self.value = value
+      self.next = next
+    }
+    static func == (a: Chain, b: Chain) -> Bool { a.value == b.value && a.next == b.next }
+  }
+
+  @Test func keyedContainersBeyondTheReusedBoxes() throws {
+    var chain = Chain(0, nil)
+    for value in 1...90 { chain = Chain(value, chain) }
+    let document = try BSONEncoder().encode(chain)
+    // Twice: the second decode reuses the boxes the first one made.
+    #expect(try BSONDecoder().decode(Chain.self, from: document) == chain)
+    #expect(try BSONDecoder().decode(Chain.self, from: document) == chain)
+    // An error deep inside still names its whole path (through owned and reused containers).
+    var broken = try Document(extendedJSON: #"{"value": 0, "next": {"value": "x"}}"#)
+    for value in 1...80 { broken = ["value": .int32(Int32(value)), "next": .document(broken)] }
+    let error = #expect(throws: DecodingError.self) { try BSONDecoder().decode(Chain.self, from: broken) }
+    #expect(path(error!) == Array(repeating: "next", count: 81) + ["value"])
+  }
+
+  @Test func containersOfOneKeyTypeOpenTogether() throws {
+    // Two containers of the same key type are open at once, with a nested value decoded between
+    // their reads: each reads its own document, never the other's box.
+    struct Twice: Decodable {
+      var first: Int
+      var nested: Contact
+      var second: Int
+      init(from decoder: any Decoder) throws {
+        let a = try decoder.container(keyedBy: AnyKey.self)
+        let b = try decoder.container(keyedBy: AnyKey.self)
+        nested = try a.decode(Contact.self, forKey: AnyKey("contact"))
+        let inner = try a.nestedContainer(keyedBy: AnyKey.self, forKey: AnyKey("contact"))
+        #expect(try inner.decode(String.self, forKey: AnyKey("name")) == "x")
+        first = try a.decode(Int.self, forKey: AnyKey("n"))
+        second = try b.decode(Int.self, forKey: AnyKey("m"))
+        #expect(a.allKeys.map(\.stringValue) == ["n", "contact", "m"])
+        #expect(b.codingPath.isEmpty && inner.codingPath.map(\.stringValue) == ["contact"])
+      }
+    }
+    let contact = try BSONEncoder().encode(Contact(name: "x", address: nyc))
+    let value = try BSONDecoder().decode(Twice.self, from: ["n": 1, "contact": .document(contact), "m": 2])
+    #expect(value.first == 1 && value.second == 2 && value.nested == Contact(name: "x", address: nyc))
+  }
+
+  @Test func aContainerKeptPastItsCallKeepsItsBox() throws {
+    // A container the caller keeps is not handed out again: later calls decode correctly.
+    final class Keeper: Decodable {
+      let container: KeyedDecodingContainer<AnyKey>
+      let contact: Contact
+      init(from decoder: any Decoder) throws {
+        container = try decoder.container(keyedBy: AnyKey.self)
+        contact = try container.decode(Contact.self, forKey: AnyKey("contact"))
+      }
+    }
+    let first = try BSONEncoder().encode(Contact(name: "first", address: nyc))
+    let second = try BSONEncoder().encode(Contact(name: "second", address: springfield))
+    var kept: [Keeper] = []
+    for round in 0..<3 {
+      for document in [first, second] {
+        kept.append(try BSONDecoder().decode(Keeper.self, from: ["contact": .document(document)]))
+      }
+      #expect(kept.suffix(2).map(\.contact.name) == ["first", "second"], "round \(round)")
+    }
+  }
+
   @Test func aDecoderCannotOutliveItsDecodeCall() async {
     await #expect(processExitsWith: .failure) {
       final class Keeper: Decodable {

@@ -150,6 +150,8 @@ struct DecodeCall {
   /// Decoders lent to `superDecoder()`, finished with this one.
   var helpers: [BSONDecoderImpl] = []
   var userInfo: [CodingUserInfoKey: Any]?
+  /// Boxes of keyed containers, reused from container to container and from call to call.
+  var boxes = KeyedBoxCache()
 }
 
 /// One slot of the cache of ``DecodingKind``s.

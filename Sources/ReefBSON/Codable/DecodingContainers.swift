@@ -17,8 +17,8 @@ extension BSONDecoderImpl: Decoder {
     guard value.type == BSONType.document.rawValue else {
       throw mismatch([String: Any].self, "document", value, path)
     }
-    return KeyedDecodingContainer(
-      KeyedBSONDecodingContainer<Key>(decoder: self, parent: parent, component: component, document: value))
+    return call.pointee.boxes.container(
+      Key.self, KeyedDecodingState(decoder: self, parent: parent, component: component, document: value))
   }
 
   func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -69,30 +69,21 @@ extension BSONDecoderImpl: SingleValueDecodingContainer {
 /// A keyed container over an embedded document.
 ///
 /// Lookups walk the elements from just after the last element found and wrap around, so keys
-/// decoded in stored order cost one step each. The container is plain data (the standard
-/// library's box copies it on every call): its decoder is referenced without counting (decoder
-/// states are never freed, see `BSONDecoderImpl`), and its path and cursor live in the decoder's
-/// arena.
+/// decoded in stored order cost one step each. The container is a pointer to its state (the
+/// standard library's box copies it on every call), which lives in a slot of the call's
+/// ``KeyedBoxCache`` (or, past the cache's capacity, in an ``OwnedKeyedDecodingContainer``); its
+/// decoder is referenced without counting (decoder states are never freed, see
+/// `BSONDecoderImpl`), and its path and cursor live in the decoder's arena.
 struct KeyedBSONDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-  let handle: DecoderHandle
-  /// This container's path entry, which also holds the lookup cursor.
-  let entry: UnsafeMutablePointer<PathEntry>
-  /// Offset of the first element's type byte.
-  let first: Int
-  /// Offset of the document's terminating zero.
-  let end: Int
+  let state: UnsafeMutablePointer<KeyedDecodingState>
 
-  @inline(__always)
-  init(
-    decoder: BSONDecoderImpl, parent: UnsafeMutablePointer<PathEntry>?, component: DecodingComponent,
-    document: BSONValueRef
-  ) {
-    handle = decoder.handle
-    // Safe: a validated document is at least 5 bytes (length prefix and terminator).
-    first = document.offset &+ 4
-    end = document.offset &+ document.length &- 1
-    entry = decoder.pushEntry(parent: parent, component: component, cursor: first)
-  }
+  @inline(__always) var handle: DecoderHandle { state.pointee.handle }
+  /// This container's path entry, which also holds the lookup cursor.
+  @inline(__always) var entry: UnsafeMutablePointer<PathEntry> { state.pointee.entry }
+  /// Offset of the first element's type byte.
+  @inline(__always) var first: Int { state.pointee.first }
+  /// Offset of the document's terminating zero.
+  @inline(__always) var end: Int { state.pointee.end }
 
   var codingPath: [any CodingKey] {
     handle.checkAlive()
@@ -322,8 +313,8 @@ struct KeyedBSONDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
       throw handle.bytes.mismatch([String: Any].self, "document", value, path(key))
     }
     return handle.withState {
-      KeyedDecodingContainer(
-        KeyedBSONDecodingContainer<NestedKey>(decoder: $0, parent: entry, component: component(key), document: value))
+      $0.call.pointee.boxes.container(
+        NestedKey.self, KeyedDecodingState(decoder: $0, parent: entry, component: component(key), document: value))
     }
   }
 
@@ -473,8 +464,8 @@ final class UnkeyedBSONDecodingContainer: UnkeyedDecodingContainer {
       }
       let index = currentIndex
       return handle.withState {
-        KeyedDecodingContainer(
-          KeyedBSONDecodingContainer<NestedKey>(decoder: $0, parent: entry, component: .index(index), document: value))
+        $0.call.pointee.boxes.container(
+          NestedKey.self, KeyedDecodingState(decoder: $0, parent: entry, component: .index(index), document: value))
       }
     }
   }

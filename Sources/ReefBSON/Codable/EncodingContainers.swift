@@ -3,7 +3,14 @@ extension EncodingNode: Encoder {
 
   func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
     becomeContainer(.document)
-    return KeyedEncodingContainer(KeyedBSONEncodingContainer<Key>(node: self))
+    return keyedContainer(Key.self)
+  }
+
+  /// A keyed container writing to this node: in a reused box in fast mode.
+  @inline(__always)
+  func keyedContainer<Key: CodingKey>(_ key: Key.Type) -> KeyedEncodingContainer<Key> {
+    if !state.isTree && isLive { return state.boxes.container(Key.self, self) }
+    return KeyedEncodingContainer(OwnedKeyedEncodingContainer<Key>(owner: NodeSlotOwner(self)))
   }
 
   func unkeyedContainer() -> any UnkeyedEncodingContainer {
@@ -66,18 +73,32 @@ extension EncodingNode: SingleValueEncodingContainer {
 // MARK: - Keyed
 
 /// A keyed container: the elements of an embedded document, written in place in encoding order.
+///
+/// The container is a pointer to its node's slot (the standard library's box copies it on every
+/// call), which a ``KeyedEncodingBoxCache`` or an ``OwnedKeyedEncodingContainer`` keeps. An empty
+/// slot (a container kept past its call, whose state has gone) writes nowhere.
 struct KeyedBSONEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
-  let node: EncodingNode
+  let slot: UnsafeMutablePointer<EncodingNode?>
 
-  var codingPath: [any CodingKey] { node.codingPath }
+  /// Runs `body` with the node, without retaining it: the slot holds it while the container is
+  /// in use (a box in use is not free, so its slot is not given another node).
+  @inline(__always)
+  private func withNode<R>(_ body: (EncodingNode) throws -> R) rethrows -> R {
+    guard let node = UnsafeRawPointer(slot).load(as: UnsafeRawPointer?.self) else {
+      return try body(EncodingNode.nowhere())
+    }
+    return try Unmanaged<EncodingNode>.fromOpaque(node)._withUnsafeGuaranteedRef(body)
+  }
+
+  var codingPath: [any CodingKey] { withNode { $0.codingPath } }
 
   @inline(__always)
   private func scalar(_ type: BSONType, _ key: Key, _ value: ScalarValue) throws {
-    try node.writeScalar(type, key: key.stringValue, component: .key(key), value)
+    try withNode { try $0.writeScalar(type, key: key.stringValue, component: .key(key), value) }
   }
 
   private func overflow<I: BinaryInteger>(_ value: I, _ key: Key) -> EncodingError {
-    integerOverflow(value, CodingPathNode.path(node, .key(key)))
+    withNode { integerOverflow(value, CodingPathNode.path($0, .key(key))) }
   }
 
   mutating func encodeNil(forKey key: Key) throws { try scalar(.null, key, .none) }
@@ -119,14 +140,14 @@ struct KeyedBSONEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
   }
 
   mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-    try node.encodeElement(value, key: key.stringValue, component: .key(key))
+    try withNode { try $0.encodeElement(value, key: key.stringValue, component: .key(key)) }
   }
 
   // `nil` is left out or written as null, per `nilEncodingStrategy`.
 
   @inline(__always)
   private mutating func absent(_ key: Key) throws {
-    if node.state.options.encodesNil { try encodeNil(forKey: key) }
+    if withNode({ $0.state.options.encodesNil }) { try encodeNil(forKey: key) }
   }
 
   mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws {
@@ -187,20 +208,21 @@ struct KeyedBSONEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
   mutating func nestedContainer<NestedKey: CodingKey>(
     keyedBy keyType: NestedKey.Type, forKey key: Key
   ) -> KeyedEncodingContainer<NestedKey> {
-    let child = node.nestedContainerNode(.document, key: key.stringValue, component: .key(key))
-    return KeyedEncodingContainer(KeyedBSONEncodingContainer<NestedKey>(node: child))
+    withNode { $0.nestedContainerNode(.document, key: key.stringValue, component: .key(key)) }
+      .keyedContainer(NestedKey.self)
   }
 
   mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-    UnkeyedBSONEncodingContainer(node: node.nestedContainerNode(.array, key: key.stringValue, component: .key(key)))
+    UnkeyedBSONEncodingContainer(
+      node: withNode { $0.nestedContainerNode(.array, key: key.stringValue, component: .key(key)) })
   }
 
   mutating func superEncoder() -> any Encoder {
-    node.superEncoderNode(key: BSONCodingKey.super.stringValue, component: .key(BSONCodingKey.super))
+    withNode { $0.superEncoderNode(key: BSONCodingKey.super.stringValue, component: .key(BSONCodingKey.super)) }
   }
 
   mutating func superEncoder(forKey key: Key) -> any Encoder {
-    node.superEncoderNode(key: key.stringValue, component: .key(key))
+    withNode { $0.superEncoderNode(key: key.stringValue, component: .key(key)) }
   }
 }
 
@@ -270,7 +292,7 @@ struct UnkeyedBSONEncodingContainer: UnkeyedEncodingContainer {
     let index = node.count
     node.count = index + 1
     let child = node.nestedContainerNode(.document, key: arrayKey(index), component: .index(index))
-    return KeyedEncodingContainer(KeyedBSONEncodingContainer<NestedKey>(node: child))
+    return child.keyedContainer(NestedKey.self)
   }
 
   mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {

@@ -76,6 +76,12 @@ final class EncodingState {
     unsafeMutableAddress { spareNodesStorage }
   }
   private let spareNodesStorage = UnsafeMutablePointer<[EncodingNode]>.allocate(capacity: 1)
+  /// Fast mode: boxes of keyed containers, reused from container to container and from call to call.
+  var boxes: KeyedEncodingBoxCache {
+    unsafeAddress { UnsafePointer(boxesStorage) }
+    unsafeMutableAddress { boxesStorage }
+  }
+  private let boxesStorage = UnsafeMutablePointer<KeyedEncodingBoxCache>.allocate(capacity: 1)
   /// Fast mode: the top-level node of the last call, reused when nothing else kept it.
   private var rootNode: EncodingNode?
   /// Set in fast mode when a container was used after it was closed.
@@ -98,6 +104,7 @@ final class EncodingState {
     writerStorage.initialize(to: BSONWriter(capacity: isTree ? 16 : 256))
     framesStorage.initialize(to: [])
     spareNodesStorage.initialize(to: [])
+    boxesStorage.initialize(to: KeyedEncodingBoxCache())
   }
 
   /// A state for one tree-mode call.
@@ -138,11 +145,13 @@ final class EncodingState {
     cachedUserInfo = nil
     options = EncodingOptions.cleared
     writer = BSONWriter(buffer: Self.placeholderBuffer)
+    boxes.endCall(all: false)
     if rootNode != nil && !isKnownUniquelyReferenced(&rootNode!) { rootNode = nil }
     let address = UInt(bitPattern: Unmanaged.passRetained(self).toOpaque())
     if !idleEncodingState.compareExchange(expected: 0, desired: address, ordering: .acquiringAndReleasing).exchanged {
       spareNodes.removeAll()
       rootNode = nil
+      boxes.endCall(all: true)
       Unmanaged<EncodingState>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).release()
     }
   }
@@ -161,6 +170,9 @@ final class EncodingState {
     spareNodesStorage.deallocate()
     kindSlots.deinitialize(count: Self.kindSlotCount)
     kindSlots.deallocate()
+    boxes.free()
+    boxesStorage.deinitialize(count: 1)
+    boxesStorage.deallocate()
   }
 
   /// The top-level node of this call: the last call's when nothing else kept it.
@@ -253,6 +265,7 @@ final class EncodingState {
   /// Keeps `node` (closed, fast mode) for reuse when nothing else refers to it.
   @inline(__always)
   func recycle(_ node: consuming EncodingNode) {
+    boxes.release(node)
     guard isKnownUniquelyReferenced(&node) else { return }
     node.parent = nil
     node.component = .root
@@ -372,6 +385,8 @@ final class EncodingNode: CodingPathNode {
   @exclusivity(unchecked) var generation: UInt64
   /// The number of array elements written.
   @exclusivity(unchecked) var count = 0
+  /// Fast mode: the slot of the state's ``KeyedEncodingBoxCache`` that holds this node, or -1.
+  @exclusivity(unchecked) var boxSlot = -1
   /// Tree mode: this node's own bytes (elements without the length prefix and terminator, or the
   /// value of a single value). Made on first use, so fast mode never allocates it.
   lazy var own = BSONWriter(capacity: 64)
@@ -384,6 +399,14 @@ final class EncodingNode: CodingPathNode {
     self.typeOffset = typeOffset
     generation = state.generation
     super.init(parent: parent, component: component)
+  }
+
+  /// A node whose writes go nowhere (kept by nothing else), for a container whose call has ended
+  /// and whose state has gone.
+  static func nowhere() -> EncodingNode {
+    EncodingNode(
+      state: .tree(options: EncodingOptions.cleared), parent: nil, component: .root, kind: .pending,
+      typeOffset: Int.max)
   }
 
   /// Whether the node belongs to its state's current call (always, in tree mode).
