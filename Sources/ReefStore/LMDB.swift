@@ -286,10 +286,11 @@ final class LMDBTransaction {
       // In a read transaction every pointer stays valid until it ends, so the next entry is
       // found, and its value prefetched, before this one is visited: its cache misses overlap
       // the visit instead of following it. (A write transaction's body may change the database.)
+      var page: UInt = 0
       while code == 0 {
         let current = (key: key, data: data)
         code = mdb_cursor_get(cursor, &key, &data, MDB_NEXT)
-        if code == 0 { reef_prefetch_entry(data.mv_data, data.mv_size) }
+        if code == 0 { reef_prefetch_entry(data.mv_data, data.mv_size, &page) }
         guard try body(buffer(current.key), buffer(current.data)) else { return }
       }
     } else {

@@ -134,81 +134,69 @@ public struct TransactionCollection {
     guard let info = try transaction.info(name, create: false),
       let documentsDB = try transaction.database(info.documentsName, create: false)
     else { return ([], Explain(index: nil, keysExamined: 0, documentsExamined: 0, returned: 0)) }
-    var matches: [Document] = []
-    var explain = Explain(index: nil, keysExamined: 0, documentsExamined: 0, returned: 0)
-    var arena = DocumentArena()
-    /// Tests one stored value; true when it matched (and was copied into `matches`).
-    let test = { (value: UnsafeRawBufferPointer) throws(StoreError) -> Bool in
-      explain.documentsExamined += 1
-      let bson = try storedBSON(value)
-      guard query.matches(trustedBytes: bson) else { return false }
-      matches.append(arena.copy(trusted: bson))
-      return true
-    }
-    if let id = Planner.primaryKey(query.node) {
-      // An `_id` equality reads one document by its primary key; the whole query is still tested.
-      explain.index = "_id_"
-      let primaryKey = KeyEncoding.encode([id])
-      if primaryKey.count <= 511, let value = try lmdb.get(documentsDB, primaryKey) {
-        explain.keysExamined = 1
-        _ = try test(value)
-      }
-    } else if let plan = Planner.plan(query.node, indexes: info.indexes),
-      let indexDB = try transaction.database(info.indexName(plan.index), create: false)
-    {
-      explain.index = plan.index.name
-      // One equality range of a single-field index lists each document at most once (a multikey
-      // document has one entry per distinct element) and in `_id` order (each key ends with the
-      // `_id`). Otherwise a document can come up in several ranges or under several elements, and
-      // keys come in index order: those results are de-duplicated and put back in `_id` order.
-      let inIDOrder = plan.ranges.count == 1 && plan.ranges[0].isEquality && plan.index.keys.count == 1
-      var seen = Set<[UInt8]>()
-      var matchKeys: [[UInt8]] = []
-      // Each document is read (and its bytes prefetched) one step ahead of being tested, so that
-      // its cache misses overlap the test of the one before. Pointers into the map stay valid
-      // for the whole read or write transaction, which changes nothing here.
-      // The primary key is kept (copied once, for `seen`) only when results are re-sorted.
-      var pending: (value: UnsafeRawBufferPointer, primaryKey: [UInt8]?)?
-      func testPending() throws(StoreError) {
-        guard let (value, primaryKey) = pending else { return }
-        pending = nil
-        if try test(value), let primaryKey { matchKeys.append(primaryKey) }
-      }
-      for range in plan.ranges {
-        try lmdb.scan(indexDB, from: range.start) { key, primaryKey throws(StoreError) in
-          explain.keysExamined += 1
-          switch range.step(key) {
-          case .stop: return false
-          case .skip: return true
-          case .take: break
+    // The closures below reach the run's state through a pointer: captured `var`s would be
+    // boxed, with a run-time exclusivity check at every access (about 5% of an indexed query).
+    var state = QueryRun(collection: self, query: query)
+    try withUnsafeMutablePointer(to: &state) { (run) throws(StoreError) in
+      if let id = Planner.primaryKey(query.node) {
+        // An `_id` equality reads one document by its primary key; the whole query is still tested.
+        run.pointee.explain.index = "_id_"
+        let primaryKey = KeyEncoding.encode([id])
+        if primaryKey.count <= 511, let value = try lmdb.get(documentsDB, primaryKey) {
+          run.pointee.explain.keysExamined = 1
+          _ = try run.pointee.test(value)
+        }
+      } else if let plan = Planner.plan(query.node, indexes: info.indexes),
+        let indexDB = try transaction.database(info.indexName(plan.index), create: false)
+      {
+        run.pointee.explain.index = plan.index.name
+        // One equality range of a single-field index lists each document at most once (a multikey
+        // document has one entry per distinct element) and in `_id` order (each key ends with the
+        // `_id`). Otherwise a document can come up in several ranges or under several elements, and
+        // keys come in index order: those results are de-duplicated and put back in `_id` order.
+        let inIDOrder = plan.ranges.count == 1 && plan.ranges[0].isEquality && plan.index.keys.count == 1
+        // Each document is read (and its bytes prefetched) one step ahead of being tested, so that
+        // its cache misses overlap the test of the one before. Pointers into the map stay valid
+        // for the whole read or write transaction, which changes nothing here.
+        // The primary key is kept (copied once, for `seen`) only when results are re-sorted.
+        for range in plan.ranges {
+          try lmdb.scan(indexDB, from: range.start) { key, primaryKey throws(StoreError) in
+            run.pointee.explain.keysExamined += 1
+            switch range.step(key) {
+            case .stop: return false
+            case .skip: return true
+            case .take: break
+            }
+            var copiedKey: [UInt8]?
+            if !inIDOrder {
+              let key = Array(primaryKey)
+              guard run.pointee.seen.insert(key).inserted else { return true }
+              copiedKey = key
+            }
+            guard let value = try lmdb.get(documentsDB, primaryKey) else { return true }
+            reef_prefetch(value.baseAddress, value.count)
+            try run.pointee.testPending()
+            run.pointee.pending = (value, copiedKey)
+            return true
           }
-          var copiedKey: [UInt8]?
-          if !inIDOrder {
-            let key = Array(primaryKey)
-            guard seen.insert(key).inserted else { return true }
-            copiedKey = key
-          }
-          guard let value = try lmdb.get(documentsDB, primaryKey) else { return true }
-          reef_prefetch(value.baseAddress, value.count)
-          try testPending()
-          pending = (value, copiedKey)
-          return true
+        }
+        try run.pointee.testPending()
+        if !inIDOrder {
+          let keys = run.pointee.matchKeys
+          let order = keys.indices.sorted { keys[$0].lexicographicallyPrecedes(keys[$1]) }
+          run.pointee.matches = order.map { run.pointee.matches[$0] }
+        }
+      } else {
+        // In natural order, the scan can stop once the matches that decide the result are found.
+        let needed = query.matchesNeeded(for: options)
+        try lmdb.scan(documentsDB) { _, value throws(StoreError) in
+          _ = try run.pointee.test(value)
+          return needed.map { run.pointee.matches.count < $0 } ?? true
         }
       }
-      try testPending()
-      if !inIDOrder {
-        let order = matchKeys.indices.sorted { matchKeys[$0].lexicographicallyPrecedes(matchKeys[$1]) }
-        matches = order.map { matches[$0] }
-      }
-    } else {
-      // In natural order, the scan can stop once the matches that decide the result are found.
-      let needed = query.matchesNeeded(for: options)
-      try lmdb.scan(documentsDB) { _, value throws(StoreError) in
-        _ = try test(value)
-        return needed.map { matches.count < $0 } ?? true
-      }
     }
-    let results = query.arrange(matches, options: options)
+    var explain = state.explain
+    let results = query.arrange(state.matches, options: options)
     explain.returned = results.count
     return (results, explain)
   }
@@ -566,5 +554,38 @@ public struct TransactionCollection {
         try lmdb.delete(indexDB, index.unique ? key : key + primaryKey)
       }
     }
+  }
+}
+
+/// The state of one run of ``TransactionCollection/find(query:options:)``: what it found so far.
+struct QueryRun {
+  let collection: TransactionCollection
+  let query: Query
+  var matches: [Document] = []
+  var explain = Explain(index: nil, keysExamined: 0, documentsExamined: 0, returned: 0)
+  var arena = DocumentArena()
+  /// The primary keys seen, when an index plan can list a document more than once.
+  var seen = Set<[UInt8]>()
+  /// The primary keys of `matches`, when they are to be put back in `_id` order.
+  var matchKeys: [[UInt8]] = []
+  /// A document read, not yet tested (with its primary key when results are re-sorted).
+  var pending: (value: UnsafeRawBufferPointer, primaryKey: [UInt8]?)?
+
+  /// Tests one stored value; true when it matched (and was copied into `matches`).
+  @inline(__always)
+  mutating func test(_ value: UnsafeRawBufferPointer) throws(StoreError) -> Bool {
+    explain.documentsExamined += 1
+    let bson = try collection.storedBSON(value)
+    guard query.matches(trustedBytes: bson) else { return false }
+    matches.append(arena.copy(trusted: bson))
+    return true
+  }
+
+  /// Tests the pending document, if any.
+  @inline(__always)
+  mutating func testPending() throws(StoreError) {
+    guard let (value, primaryKey) = pending else { return }
+    pending = nil
+    if try test(value), let primaryKey { matchKeys.append(primaryKey) }
   }
 }

@@ -13,6 +13,12 @@ func monotonicSeconds() -> Double {
   return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
+func threadCPUSeconds() -> Double {
+  var ts = timespec()
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+  return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
 /// Documents of the Examples' model, as views of one stream.
 func generatedDocuments(_ count: Int) -> [Document] {
   let (bytes, offsets) = generateStream(count: count)
@@ -66,6 +72,42 @@ func profileStore(_ args: [String]) {
     }
     let end = monotonicSeconds()
     printError("document(forID:): \(Int((end - start) * 1e9) / calls) ns per call, \(found) found")
+  case "store-query":
+    // StoreBenchmarks' query-indexed and query-scan: the same store (both collections filled in
+    // one transaction, interleaved), then `find` in a loop on one of them.
+    let which = args.count > 3 ? args[3] : "indexed"
+    let calls = args.count > 4 ? Int(args[4]) ?? 1_000 : 1_000
+    let store = try! Store(path: path, options: StoreOptions(initialMapSize: 1 << 30, durability: .none))
+    try! store.write { transaction in
+      let plain = transaction.collection("plain")
+      let indexed = transaction.collection("indexed")
+      try indexed.createIndex(["address.city": 1])
+      for document in documents {
+        try plain.insert(document)
+        try indexed.insert(document)
+      }
+    }
+    try! store.sync()
+    let collection = store.collection(which)
+    let filter: Document = ["address.city": "Los Angeles"]
+    // With `cold` (the 5th argument), 64 MiB of other memory is written between calls, as the
+    // paired benchmark's SQLite batch does, and only the calls are timed.
+    let cold = args.count > 5 && args[5] == "cold"
+    var other = [UInt8](repeating: 1, count: cold ? 64 << 20 : 0)
+    var found = 0
+    var times: [Double] = []
+    for call in 0..<calls {
+      if cold {
+        for index in stride(from: 0, to: other.count, by: 64) { other[index] &+= UInt8(truncatingIfNeeded: call) }
+      }
+      let start = threadCPUSeconds()
+      found += try! collection.find(filter).count
+      times.append(threadCPUSeconds() - start)
+    }
+    times.sort()
+    printError(
+      "find in \(which)\(cold ? " (cold)" : ""): thread CPU per call median \(Int(times[calls / 2] * 1e9)) ns, "
+        + "first quartile \(Int(times[calls / 4] * 1e9)) ns, \(found / calls) found")
   default:
     printError("unknown operation \(args[1])")
     exit(2)
