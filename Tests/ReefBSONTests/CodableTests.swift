@@ -1166,6 +1166,45 @@ struct CodableDecoderStateTests {
     }
   }
 
+  @Test func aContainerKeptPastAStateThatWentWritesNowhere() throws {
+    final class Kept: @unchecked Sendable {
+      var container: KeyedEncodingContainer<AnyKey>?
+    }
+    struct Inner: Encodable {
+      func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: AnyKey.self)
+        try c.encode("inner", forKey: AnyKey("i"))
+      }
+    }
+    // Keeps its container, after encoding a value with another encoder inside its own call: that
+    // call's state ends first and is kept for reuse, so this call's state is the one let go, with
+    // the kept container's box still held.
+    struct Keeper: Encodable {
+      let kept: Kept
+      func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: AnyKey.self)
+        let inner = try BSONEncoder().encode(Inner())
+        try c.encode(inner, forKey: AnyKey("nested"))
+        kept.container = c
+      }
+    }
+    let kept = Kept()
+    let first = try BSONEncoder().encodeBytes(Keeper(kept: kept))
+    var expected = DocumentBuilder()
+    expected.appendDocument("nested") { $0.append("i", "inner") }
+    #expect(first == expected.bytes)
+    // The kept container writes nowhere, and later calls are unaffected.
+    var stale = try #require(kept.container)
+    try stale.encode(1, forKey: AnyKey("late"))
+    var nested = stale.nestedContainer(keyedBy: AnyKey.self, forKey: AnyKey("n"))
+    try nested.encode(2, forKey: AnyKey("x"))
+    #expect(stale.codingPath.isEmpty)
+    #expect(try BSONEncoder().encodeBytes(Keeper(kept: kept)) == expected.bytes)
+    var inner = DocumentBuilder()
+    inner.append("i", "inner")
+    #expect(try BSONEncoder().encodeBytes(Inner()) == inner.bytes)
+  }
+
   @Test func aDecoderCannotOutliveItsDecodeCall() async {
     await #expect(processExitsWith: .failure) {
       final class Keeper: Decodable {

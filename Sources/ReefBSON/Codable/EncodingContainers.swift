@@ -10,7 +10,7 @@ extension EncodingNode: Encoder {
   @inline(__always)
   func keyedContainer<Key: CodingKey>(_ key: Key.Type) -> KeyedEncodingContainer<Key> {
     if !state.isTree && isLive { return state.boxes.container(Key.self, self) }
-    return KeyedEncodingContainer(OwnedKeyedEncodingContainer<Key>(owner: NodeSlotOwner(self)))
+    return KeyedEncodingContainer(OwnedKeyedEncodingContainer<Key>(owner: SlotOwner<EncodingNode?>(self)))
   }
 
   func unkeyedContainer() -> any UnkeyedEncodingContainer {

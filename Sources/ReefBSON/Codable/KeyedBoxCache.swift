@@ -1,112 +1,131 @@
-/// Reuses the standard library's boxes of keyed decoding containers.
+/// Slots of reused keyed-container boxes, for the decoder's ``KeyedBoxCache`` and the
+/// encoder's ``KeyedEncodingBoxCache``.
 ///
-/// `KeyedDecodingContainer<Key>` wraps every container in a class instance (its box), allocated
-/// for each `container(keyedBy:)` call; making one also costs two runtime metadata lookups (the
-/// container's and the box's generic types). A tree of small objects spends a large part of its
-/// decode there. The cache keeps boxes whose container (``SlotKeyedDecodingContainer``) reads
-/// its state through a pointer into a slot of the cache, and hands a box out again once nobody
-/// else holds it: its reference count is one, the cache's own. A container kept past its call
-/// therefore keeps its box and its slot, and still traps on use (its state's generation is old).
+/// `KeyedDecodingContainer(_:)` and `KeyedEncodingContainer(_:)` wrap every container in a class
+/// instance (its box), allocated for each `container(keyedBy:)` call; making one also costs two
+/// runtime metadata lookups (the container's and the box's generic types). A tree of small
+/// objects spends a large part of its coding there. Each slot keeps one box whose container reads
+/// its state (a `Payload`) through a pointer into the slot, and the box is handed out again once
+/// nobody else holds it: its reference count is one, the slot's own. A container kept past its
+/// call therefore keeps its box and its payload.
 ///
-/// This relies on `KeyedDecodingContainer` being one strong reference to its box, which the
-/// standard library does not promise; ``layoutHolds`` checks it once, and the cache makes plain
-/// containers when it does not hold.
-struct KeyedBoxCache {
-  private struct Slot {
+/// This relies on a keyed container being one strong reference to its box, which the standard
+/// library does not promise; ``boxLayoutHolds(_:)`` checks it once per container type, and the
+/// caches make plain containers when it does not hold.
+struct ContainerBoxSlots<Payload> {
+  struct Slot {
     let keyType: ObjectIdentifier
-    /// Holds one `KeyedDecodingContainer<Key>`: the cache's reference to the box.
+    /// Holds one container (`KeyedDecodingContainer<Key>` or `KeyedEncodingContainer<Key>`): the
+    /// slot's reference to the box.
     let container: UnsafeMutableRawPointer
-    /// The state the box's container reads.
-    let state: UnsafeMutablePointer<KeyedDecodingState>
-    /// A retained `BoxCopier<KeyedDecodingContainer<Key>>` of `container`.
+    /// What the box's container reads.
+    let payload: UnsafeMutablePointer<Payload>
+    /// A retained `BoxCopier` of `container`.
     let copier: UnsafeMutableRawPointer
   }
 
   /// At most this many boxes are kept; containers beyond them (deeper nesting, or containers kept
-  /// by the caller) get boxes and states of their own.
-  static let capacity = 64
+  /// by the caller) get boxes of their own.
+  static var capacity: Int { 64 }
   private var slots: UnsafeMutablePointer<Slot>?
-  private var count = 0
+  private(set) var count = 0
 
-  /// A container of `Key`s reading `state`, in a reused box when one is free.
+  var isFull: Bool { count == Self.capacity }
+
+  @inline(__always) subscript(index: Int) -> Slot { slots.unsafelyUnwrapped[index] }
+
+  /// The newest slot whose box is for keys of `keyType` and free, if any. From the newest slot
+  /// down: containers are mostly released in the reverse order of their making, so the newest
+  /// slots are the likeliest to be free.
   @inline(__always)
-  mutating func container<Key: CodingKey>(_ key: Key.Type, _ state: KeyedDecodingState) -> KeyedDecodingContainer<Key> {
-    let keyType = ObjectIdentifier(Key.self)
-    // From the newest slot down: containers are mostly released in the reverse order of their
-    // making, so the newest slots are the likeliest to be free.
+  func freeSlot(for keyType: ObjectIdentifier) -> Int? {
     var index = count
     while index > 0 {
       index &-= 1
-      let slot = slots.unsafelyUnwrapped[index]
-      if slot.keyType == keyType && Self.isFree(slot.container) {
-        slot.state.pointee = state
-        return Unmanaged<BoxCopier<KeyedDecodingContainer<Key>>>.fromOpaque(slot.copier)
-          ._withUnsafeGuaranteedRef { $0.copy() }
-      }
+      let slot = self[index]
+      if slot.keyType == keyType && isFreeBox(slot.container) { return index }
     }
-    return add(Key.self, state)
+    return nil
   }
 
-  /// Whether only the cache holds the box of the container stored at `container`.
-  ///
-  /// The reference is read as a ``BoxReference``, a native class like the box, so that the test
-  /// is the runtime's reference count check without a generic call (only the count is read).
+  /// Whether only the slot holds its box.
+  @inline(__always) func isFree(_ index: Int) -> Bool { isFreeBox(self[index].container) }
+
+  /// A copy of the container of slot `index`, a `C`, made without a metadata lookup.
   @inline(__always)
-  static func isFree(_ container: UnsafeMutableRawPointer) -> Bool {
-    container.withMemoryRebound(to: BoxReference.self, capacity: 1) { isKnownUniquelyReferenced(&$0.pointee) }
+  func container<C>(at index: Int, as type: C.Type) -> C {
+    Unmanaged<BoxCopier<C>>.fromOpaque(self[index].copier)._withUnsafeGuaranteedRef { $0.copy() }
   }
 
-  @inline(never)
-  private mutating func add<Key: CodingKey>(_ key: Key.Type, _ state: KeyedDecodingState) -> KeyedDecodingContainer<Key>
-  {
-    guard Self.layoutHolds, count < Self.capacity else {
-      return KeyedDecodingContainer(OwnedKeyedDecodingContainer<Key>(owner: KeyedStateOwner(state)))
-    }
+  /// Keeps `container`, whose box's container reads `payload`, in a new slot (the caller checks
+  /// ``isFull``); returns the slot's index.
+  mutating func add<C>(_ container: C, keyType: ObjectIdentifier, payload: UnsafeMutablePointer<Payload>) -> Int {
     if slots == nil { slots = .allocate(capacity: Self.capacity) }
-    let slotState = UnsafeMutablePointer<KeyedDecodingState>.allocate(capacity: 1)
-    slotState.initialize(to: state)
-    let container = KeyedDecodingContainer(KeyedBSONDecodingContainer<Key>(state: slotState))
-    let memory = UnsafeMutablePointer<KeyedDecodingContainer<Key>>.allocate(capacity: 1)
+    let memory = UnsafeMutablePointer<C>.allocate(capacity: 1)
     memory.initialize(to: container)
-    let copier = Unmanaged.passRetained(BoxCopier(memory)).toOpaque()
     slots.unsafelyUnwrapped[count] = Slot(
-      keyType: ObjectIdentifier(Key.self), container: UnsafeMutableRawPointer(memory), state: slotState,
-      copier: copier)
+      keyType: keyType, container: UnsafeMutableRawPointer(memory), payload: payload,
+      copier: Unmanaged.passRetained(BoxCopier(memory)).toOpaque())
     count &+= 1
-    return container
+    return count &- 1
   }
 
-  /// Whether a `KeyedDecodingContainer` is one strong reference whose uniqueness tells whether
-  /// anyone else holds the container, tried once on a probe.
-  static let layoutHolds: Bool = {
-    typealias Probe = KeyedDecodingContainer<BSONCodingKey>
-    guard MemoryLayout<Probe>.size == MemoryLayout<AnyObject>.size,
-      MemoryLayout<Probe>.alignment == MemoryLayout<AnyObject>.alignment
-    else { return false }
-    let memory = makeProbe()
-    defer {
-      memory.deinitialize(count: 1)
-      memory.deallocate()
+  /// Frees every slot and its box reference; `payload` gets each slot's payload and whether its
+  /// box is still held elsewhere (its container then still reads the payload).
+  mutating func free(_ payload: (UnsafeMutablePointer<Payload>, _ held: Bool) -> Void) {
+    for index in 0..<count {
+      let slot = self[index]
+      Unmanaged<AnyObject>.fromOpaque(slot.copier).release()
+      let held = !isFreeBox(slot.container)
+      // The slot's reference to the box (a one-reference value, see `boxLayoutHolds`).
+      slot.container.withMemoryRebound(to: AnyObject.self, capacity: 1) { _ = $0.move() }
+      slot.container.deallocate()
+      payload(slot.payload, held)
     }
-    let raw = UnsafeMutableRawPointer(memory)
-    return isFree(raw) && sharedWhileCopied(memory) && isFree(raw)
-  }()
-
-  /// A probe container in memory of its own (no temporary copy outlives this call).
-  @inline(never)
-  private static func makeProbe() -> UnsafeMutablePointer<KeyedDecodingContainer<BSONCodingKey>> {
-    let memory = UnsafeMutablePointer<KeyedDecodingContainer<BSONCodingKey>>.allocate(capacity: 1)
-    memory.initialize(to: KeyedDecodingContainer(ProbeContainer()))
-    return memory
+    slots?.deallocate()
+    slots = nil
+    count = 0
   }
+}
 
-  /// Whether the probe's box is shared while a copy of the container exists (the copy is gone
-  /// when this returns).
-  @inline(never)
-  private static func sharedWhileCopied(_ memory: UnsafeMutablePointer<KeyedDecodingContainer<BSONCodingKey>>) -> Bool {
-    let copy = memory.pointee
-    return withExtendedLifetime(copy) { !isFree(UnsafeMutableRawPointer(memory)) }
+/// Whether only the slot holds the box of the container stored at `container`.
+///
+/// The reference is read as a ``BoxReference``, a native class like the box, so that the test
+/// is the runtime's reference count check without a generic call (only the count is read).
+@inline(__always)
+func isFreeBox(_ container: UnsafeMutableRawPointer) -> Bool {
+  container.withMemoryRebound(to: BoxReference.self, capacity: 1) { isKnownUniquelyReferenced(&$0.pointee) }
+}
+
+/// Whether a keyed container of type `C` is one strong reference whose uniqueness tells whether
+/// anyone else holds the container, tried once on a probe that `make` makes.
+func boxLayoutHolds<C>(_ make: () -> C) -> Bool {
+  guard MemoryLayout<C>.size == MemoryLayout<AnyObject>.size,
+    MemoryLayout<C>.alignment == MemoryLayout<AnyObject>.alignment
+  else { return false }
+  let memory = probeMemory(make)
+  defer {
+    memory.deinitialize(count: 1)
+    memory.deallocate()
   }
+  let raw = UnsafeMutableRawPointer(memory)
+  return isFreeBox(raw) && sharedWhileCopied(memory) && isFreeBox(raw)
+}
+
+/// The probe in memory of its own (no temporary copy outlives this call).
+@inline(never)
+private func probeMemory<C>(_ make: () -> C) -> UnsafeMutablePointer<C> {
+  let memory = UnsafeMutablePointer<C>.allocate(capacity: 1)
+  memory.initialize(to: make())
+  return memory
+}
+
+/// Whether the probe's box is shared while a copy of it exists (the copy is gone when this
+/// returns).
+@inline(never)
+private func sharedWhileCopied<C>(_ memory: UnsafeMutablePointer<C>) -> Bool {
+  let copy = memory.pointee
+  return withExtendedLifetime(copy) { !isFreeBox(UnsafeMutableRawPointer(memory)) }
 }
 
 /// Copies the value at a fixed address.
@@ -125,8 +144,55 @@ final class BoxCopier<Value> {
   func copy() -> Value { memory.pointee }
 }
 
-/// The type a box's reference is read as to test its uniqueness (``KeyedBoxCache``); never made.
+/// The type a box's reference is read as to test its uniqueness (``isFreeBox(_:)``); never made.
 private final class BoxReference {}
+
+/// Memory of its own for one value, freed with the owner: the state of a container that has no
+/// slot in a box cache (``OwnedKeyedDecodingContainer``, ``OwnedKeyedEncodingContainer``).
+final class SlotOwner<Value> {
+  let slot = UnsafeMutablePointer<Value>.allocate(capacity: 1)
+
+  init(_ value: Value) { slot.initialize(to: value) }
+
+  deinit {
+    slot.deinitialize(count: 1)
+    slot.deallocate()
+  }
+}
+
+/// Reuses the standard library's boxes of keyed decoding containers (see ``ContainerBoxSlots``).
+///
+/// A box's container (``KeyedBSONDecodingContainer``) reads a ``KeyedDecodingState`` from its
+/// slot; one kept past its call still traps on use (its state's generation is old).
+struct KeyedBoxCache {
+  private var boxes = ContainerBoxSlots<KeyedDecodingState>()
+
+  /// A container of `Key`s reading `state`, in a reused box when one is free.
+  @inline(__always)
+  mutating func container<Key: CodingKey>(_ key: Key.Type, _ state: KeyedDecodingState) -> KeyedDecodingContainer<Key> {
+    if let index = boxes.freeSlot(for: ObjectIdentifier(Key.self)) {
+      boxes[index].payload.pointee = state
+      return boxes.container(at: index, as: KeyedDecodingContainer<Key>.self)
+    }
+    return add(Key.self, state)
+  }
+
+  @inline(never)
+  private mutating func add<Key: CodingKey>(_ key: Key.Type, _ state: KeyedDecodingState) -> KeyedDecodingContainer<Key>
+  {
+    guard Self.layoutHolds, !boxes.isFull else {
+      return KeyedDecodingContainer(OwnedKeyedDecodingContainer<Key>(owner: SlotOwner(state)))
+    }
+    let payload = UnsafeMutablePointer<KeyedDecodingState>.allocate(capacity: 1)
+    payload.initialize(to: state)
+    let container = KeyedDecodingContainer(KeyedBSONDecodingContainer<Key>(state: payload))
+    _ = boxes.add(container, keyType: ObjectIdentifier(Key.self), payload: payload)
+    return container
+  }
+
+  /// Whether a `KeyedDecodingContainer` is one reference to its box (see ``boxLayoutHolds(_:)``).
+  static let layoutHolds = boxLayoutHolds { KeyedDecodingContainer(ProbeContainer()) }
+}
 
 /// The container of ``KeyedBoxCache/layoutHolds``'s probe: never used.
 private struct ProbeContainer: KeyedDecodingContainerProtocol {
@@ -177,22 +243,13 @@ struct KeyedDecodingState {
   }
 }
 
-/// The state of a keyed decoding container that has no slot in a ``KeyedBoxCache``.
-final class KeyedStateOwner {
-  let state = UnsafeMutablePointer<KeyedDecodingState>.allocate(capacity: 1)
-
-  init(_ value: KeyedDecodingState) { state.initialize(to: value) }
-
-  deinit { state.deallocate() }
-}
-
 /// A keyed container with a state of its own (see ``KeyedBoxCache``'s capacity): it owns the
 /// state and forwards to the container that reads it. Rare, so plain forwarding.
 struct OwnedKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-  let owner: KeyedStateOwner
+  let owner: SlotOwner<KeyedDecodingState>
 
   @inline(__always) private var inner: KeyedBSONDecodingContainer<Key> {
-    KeyedBSONDecodingContainer(state: owner.state)
+    KeyedBSONDecodingContainer(state: owner.slot)
   }
 
   var codingPath: [any CodingKey] { inner.codingPath }
