@@ -441,7 +441,7 @@ public struct TransactionCollection {
     // document was made: a document built in memory has not been checked for depth or size.
     if !stored.isKnownValid {
       do {
-        _ = try stored.withUnsafeBytes { bytes throws(BSONError) in try Document(bytesNoCopy: bytes, owner: nil) }
+        try stored.validate()
       } catch {
         throw StoreError(.invalidDocument, "the document cannot be stored in \(name): \(error)")
       }
