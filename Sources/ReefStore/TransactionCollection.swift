@@ -141,8 +141,8 @@ public struct TransactionCollection {
       if let id = Planner.primaryKey(query.node) {
         // An `_id` equality reads one document by its primary key; the whole query is still tested.
         run.pointee.explain.index = "_id_"
-        let primaryKey = KeyEncoding.encode([id])
-        if primaryKey.count <= 511, let value = try lmdb.get(documentsDB, primaryKey) {
+        try KeyEncoding.withPrimaryKey(id) { (primaryKey) throws(StoreError) in
+          guard primaryKey.count <= 511, let value = try lmdb.get(documentsDB, primaryKey) else { return }
           run.pointee.explain.keysExamined = 1
           _ = try run.pointee.test(value)
         }
