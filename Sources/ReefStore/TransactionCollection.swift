@@ -86,7 +86,7 @@ public struct TransactionCollection {
   public func count(_ filter: Document = Document()) throws(StoreError) -> Int {
     if filter.isEmpty {
       guard let info = try transaction.info(name, create: false),
-        let documents = try transaction.database(info.documentsName, create: false)
+        let documents = try transaction.documentsDatabase(info, create: false)
       else { return 0 }
       return try lmdb.count(documents)
     }
@@ -132,7 +132,7 @@ public struct TransactionCollection {
   /// are copied out of the map.
   func find(query: Query, options: FindOptions) throws(StoreError) -> (documents: [Document], explain: Explain) {
     guard let info = try transaction.info(name, create: false),
-      let documentsDB = try transaction.database(info.documentsName, create: false)
+      let documentsDB = try transaction.documentsDatabase(info, create: false)
     else { return ([], Explain(index: nil, keysExamined: 0, documentsExamined: 0, returned: 0)) }
     // The closures below reach the run's state through a pointer: captured `var`s would be
     // boxed, with a run-time exclusivity check at every access (about 5% of an indexed query).
@@ -330,7 +330,7 @@ public struct TransactionCollection {
   func delete(_ filter: Document, limit: Int?) throws(StoreError) -> Int {
     try transaction.requireWritable()
     guard let info = try transaction.info(name, create: false),
-      let documentsDB = try transaction.database(info.documentsName, create: false)
+      let documentsDB = try transaction.documentsDatabase(info, create: false)
     else { return 0 }
     let targets = try find(filter, options: FindOptions(limit: limit))
     for old in targets {
@@ -368,7 +368,7 @@ public struct TransactionCollection {
       throw StoreError(.index, "an index named \(index.name) already exists on \(name) with another specification")
     }
     let indexDB = try transaction.database(info.indexName(index), create: true)!
-    if let documentsDB = try transaction.database(info.documentsName, create: false) {
+    if let documentsDB = try transaction.documentsDatabase(info, create: false) {
       try lmdb.scan(documentsDB) { primaryKey, bytes throws(StoreError) in
         try addEntries(storedDocument(bytes), primaryKey: Array(primaryKey), index: index, database: indexDB)
         return true
