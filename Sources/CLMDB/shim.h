@@ -36,25 +36,6 @@ static inline void reef_prefetch_nodes(uintptr_t page) {
   }
 }
 
-/// Asks the processor to start loading a value that a cursor has just reached, and, when the
-/// cursor has just moved to another page (`*page` is the page of the value before), all of
-/// that page's nodes: the entries after this one are then in the caches when the cursor and
-/// its caller reach them, whatever the order of the nodes in the page (inserts in random key
-/// order leave them scattered). The range of the value itself is at most its first 512 bytes
-/// (a large value lives in overflow pages of its own).
-static inline void reef_prefetch_entry(const void *value, size_t count, uintptr_t *page) {
-  uintptr_t start = (uintptr_t)value;
-  uintptr_t valuePage = reef_page_of(value);
-  if (valuePage != *page) {
-    *page = valuePage;
-    reef_prefetch_nodes(valuePage);
-  }
-  uintptr_t high = start + (count < 512 ? count : 512);
-  for (uintptr_t line = start & ~(uintptr_t)63; line < high; line += 64) {
-    __builtin_prefetch((const void *)line, 0, 3);
-  }
-}
-
 /// Asks the processor to start loading the first 512 bytes (at most) of a value into its caches.
 static inline void reef_prefetch(const void *value, size_t count) {
   uintptr_t start = (uintptr_t)value;
@@ -62,6 +43,21 @@ static inline void reef_prefetch(const void *value, size_t count) {
   for (uintptr_t line = start & ~(uintptr_t)63; line < high; line += 64) {
     __builtin_prefetch((const void *)line, 0, 3);
   }
+}
+
+/// Asks the processor to start loading a value that a cursor has just reached, and, when the
+/// cursor has just moved to another page (`*page` is the page of the value before), all of
+/// that page's nodes: the entries after this one are then in the caches when the cursor and
+/// its caller reach them, whatever the order of the nodes in the page (inserts in random key
+/// order leave them scattered). The range of the value itself is at most its first 512 bytes
+/// (a large value lives in overflow pages of its own).
+static inline void reef_prefetch_entry(const void *value, size_t count, uintptr_t *page) {
+  uintptr_t valuePage = reef_page_of(value);
+  if (valuePage != *page) {
+    *page = valuePage;
+    reef_prefetch_nodes(valuePage);
+  }
+  reef_prefetch(value, count);
 }
 
 /// LMDB's default key order (bytes compared as unsigned, a shorter key before its extensions),

@@ -306,7 +306,7 @@ private struct ImportRun {
     while !done {
       try store.write(durability: batchDurability) { transaction in
         guard let info = try transaction.info(name, create: false),
-          let documentsDB = try transaction.database(info.documentsName, create: false)
+          let documentsDB = try transaction.documentsDatabase(info, create: false)
         else {
           done = true
           return

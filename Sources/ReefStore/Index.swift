@@ -116,6 +116,21 @@ public struct IndexSpecification: Sendable, Hashable {
     return combinations
   }
 
+  /// The entries of `document` as this index's database holds them: each with its values (for
+  /// messages) and its LMDB key, the values' encoding followed by `primaryKey` (the document's
+  /// key in its collection, which is also the entry's value) unless the index is unique.
+  /// Throws for parallel arrays.
+  func storedEntries(for document: Document, primaryKey: [UInt8]) throws(StoreError)
+    -> [(values: [BSON], key: [UInt8])]
+  {
+    let descending = keys.map { !$0.ascending }
+    return try entries(for: document).map { values in
+      var key = KeyEncoding.encode(values, descending: descending)
+      if !unique { key += primaryKey }
+      return (values, key)
+    }
+  }
+
   /// The values at `segments`, as an index sees them (array elements, fields of array elements).
   private func collect(
     _ value: BSON, _ segments: ArraySlice<FieldPath.Segment>, _ values: inout [BSON], _ missing: inout Bool,

@@ -68,18 +68,10 @@ func check(_ code: Int32, _ doing: @autoclosure () -> String) throws(StoreError)
 /// An LMDB value pointing at `bytes` for the duration of `body`.
 @inline(__always)
 func withValue<R>(_ bytes: [UInt8], _ body: (inout MDB_val) throws(StoreError) -> R) throws(StoreError) -> R {
-  var failure: StoreError?
-  let result = bytes.withUnsafeBytes { raw -> R? in
-    var value = MDB_val(mv_size: raw.count, mv_data: UnsafeMutableRawPointer(mutating: raw.baseAddress))
-    do {
-      return try body(&value)
-    } catch {
-      failure = error as? StoreError ?? StoreError(.storage, "\(error)")
-      return nil
-    }
+  try withBytes(bytes) { (raw) throws(StoreError) -> R in
+    var value = lmdbValue(raw)
+    return try body(&value)
   }
-  if let failure { throw failure }
-  return result!
 }
 
 /// Calls `body` with the bytes of `array` (`withUnsafeBytes`, with the closure's typed error).
@@ -92,6 +84,19 @@ func withBytes<R, E: Error>(_ array: [UInt8], _ body: (UnsafeRawBufferPointer) t
 @inline(__always)
 func buffer(_ value: MDB_val) -> UnsafeRawBufferPointer {
   UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size)
+}
+
+/// An LMDB value pointing at `bytes` (LMDB only reads a key or a value given to it): the inverse
+/// of ``buffer(_:)``.
+@inline(__always)
+func lmdbValue(_ bytes: UnsafeRawBufferPointer) -> MDB_val {
+  MDB_val(mv_size: bytes.count, mv_data: UnsafeMutableRawPointer(mutating: bytes.baseAddress))
+}
+
+/// The error for a key over LMDB's size limit (`MDB_BAD_VALSIZE` from a write).
+@inline(never)
+func keyTooLarge(_ count: Int) -> StoreError {
+  StoreError(.index, "a key of \(count) bytes is over LMDB's limit of 511 bytes")
 }
 
 /// An LMDB transaction: read-only or read-write, ended by commit or abort exactly once.
@@ -178,14 +183,12 @@ final class LMDBTransaction {
   }
 
   func get(_ dbi: MDB_dbi, _ key: [UInt8]) throws(StoreError) -> UnsafeRawBufferPointer? {
-    try withValue(key) { (keyValue: inout MDB_val) throws(StoreError) -> UnsafeRawBufferPointer? in
-      try get(dbi, buffer(keyValue))
-    }
+    try withBytes(key) { (raw) throws(StoreError) -> UnsafeRawBufferPointer? in try get(dbi, raw) }
   }
 
   /// The value under a key given as bytes (such as an index entry's value, read from the map).
   func get(_ dbi: MDB_dbi, _ key: UnsafeRawBufferPointer) throws(StoreError) -> UnsafeRawBufferPointer? {
-    var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+    var keyValue = lmdbValue(key)
     var data = MDB_val()
     let code = mdb_get(pointer, dbi, &keyValue, &data)
     if code == MDB_NOTFOUND { return nil }
@@ -200,9 +203,7 @@ final class LMDBTransaction {
       try withValue(value) { (dataValue: inout MDB_val) throws(StoreError) -> Bool in
         let code = mdb_put(pointer, dbi, &keyValue, &dataValue, unique ? UInt32(MDB_NOOVERWRITE) : 0)
         if code == MDB_KEYEXIST { return false }
-        if code == MDB_BAD_VALSIZE {
-          throw StoreError(.index, "a key of \(key.count) bytes is over LMDB's limit of 511 bytes")
-        }
+        if code == MDB_BAD_VALSIZE { throw keyTooLarge(key.count) }
         try check(code, "write")
         return true
       }
@@ -216,16 +217,14 @@ final class LMDBTransaction {
   func putDocument(_ dbi: MDB_dbi, _ key: UnsafeRawBufferPointer, _ document: Document, unique: Bool) throws(StoreError)
     -> Bool
   {
-    var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+    var keyValue = lmdbValue(key)
     return try document.withUnsafeBytes { (bson) throws(StoreError) -> Bool in
       var data = MDB_val(mv_size: StoredDocument.headerSize + bson.count, mv_data: nil)
       let flags = UInt32(MDB_RESERVE) | (unique ? UInt32(MDB_NOOVERWRITE) : 0)
       let code = mdb_put(pointer, dbi, &keyValue, &data, flags)
       // On MDB_KEYEXIST `data` is the existing value: it must not be written.
       if code == MDB_KEYEXIST { return false }
-      if code == MDB_BAD_VALSIZE {
-        throw StoreError(.index, "a key of \(key.count) bytes is over LMDB's limit of 511 bytes")
-      }
+      if code == MDB_BAD_VALSIZE { throw keyTooLarge(key.count) }
       try check(code, "write")
       // The reserved space must be filled before the next write in this transaction: it is, here.
       StoredDocument.write(bson, to: UnsafeMutableRawBufferPointer(start: data.mv_data, count: data.mv_size))

@@ -180,7 +180,10 @@ public final class Store: @unchecked Sendable {
   /// Resets a read transaction that opened no database and keeps it for the next read, unless
   /// enough are kept already; returns whether it was kept (if not, the caller ends it).
   func keepIdleReader(_ transaction: LMDBTransaction) -> Bool {
-    beginLock.withLock {
+    // A database opened in a read transaction stays open only if it commits (LMDB closes it on
+    // a reset), so such a reader is not kept.
+    guard !transaction.openedDatabase else { return false }
+    return beginLock.withLock {
       guard idleReaders.count < idleReaderLimit else { return false }
       transaction.reset()
       idleReaders.append(transaction)

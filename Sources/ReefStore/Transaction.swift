@@ -55,21 +55,16 @@ public final class Transaction {
   func finish(commit: Bool) {
     guard !finished else { return }
     finished = true
+    defer { store.openTransactions.add(-1) }
     if lmdb.readOnly {
       // A read transaction's handles were the store's as soon as they were opened; a reader
       // that opened none is reset and kept for the next read (see Store.idleReaders).
-      if !lmdb.openedDatabase && store.keepIdleReader(lmdb) {
-        store.openTransactions.add(-1)
-        return
-      }
-      _ = try? lmdb.commit()
-      store.openTransactions.add(-1)
+      if !store.keepIdleReader(lmdb) { _ = try? lmdb.commit() }
       return
     }
     var committed = false
     if commit { committed = (try? lmdb.commit()) != nil } else { lmdb.abort() }
     store.settleHandles(of: lmdb, committed: committed)
-    store.openTransactions.add(-1)
   }
 
   func commit() throws(StoreError) {

@@ -25,7 +25,7 @@ extension TransactionCollection {
   public func forEach(_ filter: Document = Document(), _ body: (Document) throws -> Bool) throws {
     let query = try compile(filter)
     guard let info = try transaction.info(name, create: false),
-      let documentsDB = try transaction.database(info.documentsName, create: false)
+      let documentsDB = try transaction.documentsDatabase(info, create: false)
     else { return }
     var failure: (any Error)?
     try lmdb.scan(documentsDB) { _, bytes throws(StoreError) in

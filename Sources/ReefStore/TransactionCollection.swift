@@ -86,7 +86,7 @@ public struct TransactionCollection {
   public func count(_ filter: Document = Document()) throws(StoreError) -> Int {
     if filter.isEmpty {
       guard let info = try transaction.info(name, create: false),
-        let documents = try transaction.database(info.documentsName, create: false)
+        let documents = try transaction.documentsDatabase(info, create: false)
       else { return 0 }
       return try lmdb.count(documents)
     }
@@ -132,7 +132,7 @@ public struct TransactionCollection {
   /// are copied out of the map.
   func find(query: Query, options: FindOptions) throws(StoreError) -> (documents: [Document], explain: Explain) {
     guard let info = try transaction.info(name, create: false),
-      let documentsDB = try transaction.database(info.documentsName, create: false)
+      let documentsDB = try transaction.documentsDatabase(info, create: false)
     else { return ([], Explain(index: nil, keysExamined: 0, documentsExamined: 0, returned: 0)) }
     // The closures below reach the run's state through a pointer: captured `var`s would be
     // boxed, with a run-time exclusivity check at every access (about 5% of an indexed query).
@@ -141,8 +141,8 @@ public struct TransactionCollection {
       if let id = Planner.primaryKey(query.node) {
         // An `_id` equality reads one document by its primary key; the whole query is still tested.
         run.pointee.explain.index = "_id_"
-        let primaryKey = KeyEncoding.encode([id])
-        if primaryKey.count <= 511, let value = try lmdb.get(documentsDB, primaryKey) {
+        try KeyEncoding.withPrimaryKey(id) { (primaryKey) throws(StoreError) in
+          guard primaryKey.count <= 511, let value = try lmdb.get(documentsDB, primaryKey) else { return }
           run.pointee.explain.keysExamined = 1
           _ = try run.pointee.test(value)
         }
@@ -330,13 +330,13 @@ public struct TransactionCollection {
   func delete(_ filter: Document, limit: Int?) throws(StoreError) -> Int {
     try transaction.requireWritable()
     guard let info = try transaction.info(name, create: false),
-      let documentsDB = try transaction.database(info.documentsName, create: false)
+      let documentsDB = try transaction.documentsDatabase(info, create: false)
     else { return 0 }
     let targets = try find(filter, options: FindOptions(limit: limit))
     for old in targets {
-      let id = old["_id"]!
-      try lmdb.delete(documentsDB, KeyEncoding.encode([id]))
-      try removeIndexEntries(old, id: id, info: info)
+      let primaryKey = KeyEncoding.encode([old["_id"]!])
+      try lmdb.delete(documentsDB, primaryKey)
+      try removeIndexEntries(old, primaryKey: primaryKey, info: info)
     }
     return targets.count
   }
@@ -368,10 +368,9 @@ public struct TransactionCollection {
       throw StoreError(.index, "an index named \(index.name) already exists on \(name) with another specification")
     }
     let indexDB = try transaction.database(info.indexName(index), create: true)!
-    if let documentsDB = try transaction.database(info.documentsName, create: false) {
-      try lmdb.scan(documentsDB) { _, bytes throws(StoreError) in
-        let document = try storedDocument(bytes)
-        try addEntries(document, id: document["_id"] ?? .null, index: index, database: indexDB)
+    if let documentsDB = try transaction.documentsDatabase(info, create: false) {
+      try lmdb.scan(documentsDB) { primaryKey, bytes throws(StoreError) in
+        try addEntries(storedDocument(bytes), primaryKey: Array(primaryKey), index: index, database: indexDB)
         return true
       }
     }
@@ -442,7 +441,7 @@ public struct TransactionCollection {
     // document was made: a document built in memory has not been checked for depth or size.
     if !stored.isKnownValid {
       do {
-        _ = try stored.withUnsafeBytes { bytes throws(BSONError) in try Document(bytesNoCopy: bytes, owner: nil) }
+        try stored.validate()
       } catch {
         throw StoreError(.invalidDocument, "the document cannot be stored in \(name): \(error)")
       }
@@ -479,39 +478,29 @@ public struct TransactionCollection {
     // Checked before the index keys, so that a document with both a duplicate `_id` and a
     // duplicate unique key is reported for its `_id`.
     if old == nil, try lmdb.get(documentsDB, primaryKey) != nil { throw duplicateID(id) }
-    var planned: [(database: MDB_dbi, index: IndexSpecification, keys: [[UInt8]])] = []
+    var planned: [(database: MDB_dbi, keys: [[UInt8]])] = []
     for index in info.indexes {
       let indexDB = try transaction.database(info.indexName(index), create: true)!
       var keys: [[UInt8]] = []
-      for values in try index.entries(for: document) {
-        let key = KeyEncoding.encode(values, descending: index.keys.map { !$0.ascending })
-        let stored = index.unique ? key : key + primaryKey
-        if stored.count > 511 {
+      for (values, key) in try index.storedEntries(for: document, primaryKey: primaryKey) {
+        if key.count > 511 {
           throw StoreError(
-            .index, "a key of \(stored.count) bytes is over LMDB's limit of 511 bytes (index \(index.name))")
+            .index, "a key of \(key.count) bytes is over LMDB's limit of 511 bytes (index \(index.name))")
         }
-        if index.unique, let existing = try lmdb.get(indexDB, key), Array(existing) != primaryKey {
-          let shown = zip(index.keys, values).map { "\($0.path): \($1.extendedJSON())" }.joined(separator: ", ")
-          throw StoreError(
-            .duplicateKey, "E11000 duplicate key error collection: \(name) index: \(index.name) dup key: { \(shown) }")
+        if index.unique, let existing = try lmdb.get(indexDB, key), !existing.elementsEqual(primaryKey) {
+          throw duplicateKey(values, index: index)
         }
         keys.append(key)
       }
-      planned.append((indexDB, index, keys))
+      planned.append((indexDB, keys))
     }
-    if let old { try removeIndexEntries(old, id: id, info: info) }
+    if let old { try removeIndexEntries(old, primaryKey: primaryKey, info: info) }
     let written = try withBytes(primaryKey) { (key) throws(StoreError) -> Bool in
       try lmdb.putDocument(documentsDB, key, document, unique: old == nil)
     }
     if !written { throw duplicateID(id) }
-    for (indexDB, index, keys) in planned {
-      for key in keys {
-        if index.unique {
-          try lmdb.put(indexDB, key, primaryKey)
-        } else {
-          try lmdb.put(indexDB, key + primaryKey, primaryKey)
-        }
-      }
+    for (indexDB, keys) in planned {
+      for key in keys { try lmdb.put(indexDB, key, primaryKey) }
     }
   }
 
@@ -528,30 +517,36 @@ public struct TransactionCollection {
     )
   }
 
-  func addEntries(_ document: Document, id: BSON, index: IndexSpecification, database: MDB_dbi) throws(StoreError) {
-    let primaryKey = KeyEncoding.encode([id])
-    for values in try index.entries(for: document) {
-      let key = KeyEncoding.encode(values, descending: index.keys.map { !$0.ascending })
-      if index.unique {
-        if try !lmdb.put(database, key, primaryKey, unique: true) {
-          if let existing = try lmdb.get(database, key), Array(existing) == primaryKey { continue }
-          let shown = zip(index.keys, values).map { "\($0.path): \($1.extendedJSON())" }.joined(separator: ", ")
-          throw StoreError(
-            .duplicateKey, "E11000 duplicate key error collection: \(name) index: \(index.name) dup key: { \(shown) }")
-        }
-      } else {
-        try lmdb.put(database, key + primaryKey, primaryKey)
+  /// The error for a second document with the same key in a unique index.
+  @inline(never)
+  func duplicateKey(_ values: [BSON], index: IndexSpecification) -> StoreError {
+    let shown = zip(index.keys, values).map { "\($0.path): \($1.extendedJSON())" }.joined(separator: ", ")
+    return StoreError(
+      .duplicateKey, "E11000 duplicate key error collection: \(name) index: \(index.name) dup key: { \(shown) }")
+  }
+
+  /// Adds a stored document's entries to an index being built; `primaryKey` is its key.
+  func addEntries(_ document: Document, primaryKey: [UInt8], index: IndexSpecification, database: MDB_dbi)
+    throws(StoreError)
+  {
+    for (values, key) in try index.storedEntries(for: document, primaryKey: primaryKey) {
+      guard index.unique else {
+        try lmdb.put(database, key, primaryKey)
+        continue
+      }
+      if try !lmdb.put(database, key, primaryKey, unique: true) {
+        if let existing = try lmdb.get(database, key), existing.elementsEqual(primaryKey) { continue }
+        throw duplicateKey(values, index: index)
       }
     }
   }
 
-  func removeIndexEntries(_ document: Document, id: BSON, info: CollectionInfo) throws(StoreError) {
-    let primaryKey = KeyEncoding.encode([id])
+  /// Removes the index entries of a stored document whose key is `primaryKey`.
+  func removeIndexEntries(_ document: Document, primaryKey: [UInt8], info: CollectionInfo) throws(StoreError) {
     for index in info.indexes {
       guard let indexDB = try transaction.database(info.indexName(index), create: false) else { continue }
-      for values in (try? index.entries(for: document)) ?? [] {
-        let key = KeyEncoding.encode(values, descending: index.keys.map { !$0.ascending })
-        try lmdb.delete(indexDB, index.unique ? key : key + primaryKey)
+      for (_, key) in (try? index.storedEntries(for: document, primaryKey: primaryKey)) ?? [] {
+        try lmdb.delete(indexDB, key)
       }
     }
   }

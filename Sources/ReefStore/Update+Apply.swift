@@ -142,7 +142,10 @@ struct UpdateState {
   var changed = false
 
   /// `{_id: …}` for messages.
-  var idDescription: String { id.map { "{_id: \($0.extendedJSON())}" } ?? "{no _id}" }
+  var idDescription: String { UpdateState.describe(id: id) }
+
+  /// `{_id: …}` for messages about the document whose `_id` is `id`.
+  static func describe(id: BSON?) -> String { id.map { "{_id: \($0.extendedJSON())}" } ?? "{no _id}" }
 
   mutating func apply(_ step: UpdateStep, isInsert: Bool) throws(UpdateError) {
     switch step.operation {
@@ -152,7 +155,7 @@ struct UpdateState {
     }
     let operation = step.operation
     let path = step.path
-    let id = idDescription
+    let id = self.id
     var changed = false
     try UpdateState.descend(&root, name: "", path: path, depth: 0, creates: operation.createsPath) {
       (current) throws(UpdateError) -> LeafResult in
@@ -327,11 +330,14 @@ struct UpdateState {
 
 // MARK: - Operators
 
-/// What `operation` does to a field whose current value is `current` (`nil` when missing).
-func leaf(_ operation: UpdateOperation, _ current: BSON?, path: [String], id: String) throws(UpdateError)
+/// What `operation` does to a field whose current value is `current` (`nil` when missing), in
+/// the document whose `_id` is `id` (for messages).
+func leaf(_ operation: UpdateOperation, _ current: BSON?, path: [String], id: BSON?) throws(UpdateError)
   -> LeafResult
 {
-  let field = path.joined(separator: ".")
+  // For messages only: made when an error needs them, not for every field updated.
+  var field: String { path.joined(separator: ".") }
+  var document: String { UpdateState.describe(id: id) }
   switch operation {
   case .set(let value), .setOnInsert(let value):
     return current == value ? .keep : .replace(value)
@@ -346,13 +352,13 @@ func leaf(_ operation: UpdateOperation, _ current: BSON?, path: [String], id: St
     }
     guard isNumeric(current) else {
       throw UpdateError(
-        "Cannot apply \(operation.name) to a value of non-numeric type. \(id) has the field '\(path.last!)' "
+        "Cannot apply \(operation.name) to a value of non-numeric type. \(document) has the field '\(path.last!)' "
           + "of non-numeric type \(typeName(current))", keyPath: path)
     }
     guard let result = isInc ? add(current, operand) : multiply(current, operand) else {
       throw UpdateError(
         "Failed to apply \(operation.name) operations to current value (\(typeName(current)) "
-          + "\(current.extendedJSON())) for document \(id): the result overflows a \(typeName(current))",
+          + "\(current.extendedJSON())) for document \(document): the result overflows a \(typeName(current))",
         keyPath: path)
     }
     return result == current ? .keep : .replace(result)
@@ -371,7 +377,8 @@ func leaf(_ operation: UpdateOperation, _ current: BSON?, path: [String], id: St
     case .array(let array)?: elements = Array(array)
     case let other?:
       throw UpdateError(
-        "The field '\(field)' must be an array but is of type \(typeName(other)) in document \(id)", keyPath: path)
+        "The field '\(field)' must be an array but is of type \(typeName(other)) in document \(document)", keyPath: path
+      )
     }
     var position = elements.count
     if let requested = spec.position {
