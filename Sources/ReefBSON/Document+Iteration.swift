@@ -41,8 +41,7 @@ extension Document: Sequence {
 
     /// Whether the key equals `key`, compared as UTF-8 bytes without creating a string.
     public func hasKey(_ key: String) -> Bool {
-      var key = key
-      return key.withUTF8 { k in
+      withUTF8Bytes(of: key) { k in
         k.count == keyLength && (keyLength == 0 || memcmp(storage.base + keyOffset, k.baseAddress!, keyLength) == 0)
       }
     }
@@ -84,9 +83,8 @@ extension Document: Sequence {
     /// Whether the value is a string equal to `string`, compared as UTF-8 bytes without decoding.
     public func hasStringValue(_ string: String) -> Bool {
       guard type == .string else { return false }
-      var string = string
       let n = valueLength - 5  // Safe: a validated string value has a 4-byte length and a terminator.
-      return string.withUTF8 { s in
+      return withUTF8Bytes(of: string) { s in
         s.count == n && (n == 0 || memcmp(storage.base + valueOffset + 4, s.baseAddress!, n) == 0)
       }
     }

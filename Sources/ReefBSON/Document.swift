@@ -95,14 +95,21 @@ public struct Document: Sendable {
         .trailingBytes, "expected the document to end at byte \(length), found \(storage.count - length) more bytes",
         offset: length)
     }
+    self.init(storage: storage, validatedWith: options)
+  }
+
+  /// A document of all the bytes of `storage`, which were just validated as one document with
+  /// `options`: recorded as known valid (``isKnownValid``) when those options are at least as
+  /// strict as the default. Called before the storage is shared.
+  init(storage: DocumentStorage, validatedWith options: ValidationOptions) {
     if options.isAtLeastAsStrictAsDefault { storage.markValidated() }
-    self.init(storage: storage, start: 0, length: length)
+    self.init(storage: storage, start: 0, length: storage.count)
   }
 
   /// Whether this document's bytes are known to be valid under ``ValidationOptions/default``
   /// (MongoDB's limits, UTF-8 and array keys checked): true for documents made from bytes by a
-  /// validating initializer with those options or stricter ones, and for the documents and arrays
-  /// nested in them; false for documents built in memory (which may be too deep or too large)
+  /// validating initializer or read by a ``BSONStreamReader`` with those options or stricter
+  /// ones, and for the documents and arrays nested in them; false for documents built in memory (which may be too deep or too large)
   /// and for trusted views. For Reef's own modules: the store validates a document before
   /// writing it unless this is true.
   @_spi(ReefInternal)

@@ -3,7 +3,7 @@
 @usableFromInline
 final class DocumentStorage: @unchecked Sendable {
   // @unchecked Sendable: the bytes are never written after init, and `isValidated` is set only
-  // before the storage is shared (by the validating initializer that made it), so sharing is safe.
+  // before the storage is shared (by `Document(storage:validatedWith:)`), so sharing is safe.
   @usableFromInline let base: UnsafeRawPointer
   @usableFromInline let count: Int
   private let owner: AnyObject?
@@ -14,7 +14,7 @@ final class DocumentStorage: @unchecked Sendable {
   private(set) var isValidated = false
 
   /// Records that the bytes passed validation with options at least as strict as the default.
-  /// Called only by the validating initializer, before the storage is shared.
+  /// Called only by `Document(storage:validatedWith:)`, before the storage is shared.
   func markValidated() { isValidated = true }
 
   /// Copies `bytes` into memory owned by this storage.

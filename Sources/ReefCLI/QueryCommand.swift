@@ -177,12 +177,8 @@ public struct QueryCommand: ParsableCommand {
 
   /// Runs the query on a collection of a store (through its indexes when they help).
   func runOnStore(_ path: String, _ name: String, _ query: Query, _ options: FindOptions, _ out: ByteSink) throws {
-    let store = try openStore(path, readOnly: true)
-    let results: [Document]
-    do {
-      results = try store.collection(name).find(query, options: options)
-    } catch {
-      throw failure(error)
+    let results = try withStore(path, readOnly: true) { store in
+      try store.collection(name).find(query, options: options)
     }
     do {
       if count {

@@ -3,7 +3,7 @@ import ReefBSON
 import ReefQuery
 import ReefStore
 
-/// `--store PATH` and `--collection NAME`, shared by the commands that work on a store.
+/// `--store PATH`, shared by the commands that work on a store.
 public struct StoreOptionsGroup: ParsableArguments {
   /// The store file.
   @Option(help: ArgumentHelp("The store file.", valueName: "path"))
@@ -28,6 +28,16 @@ func openStore(_ path: String, readOnly: Bool) throws -> Store {
   }
 }
 
+/// Opens a store and runs `body` on it, reporting a failure of either as exit code 1.
+func withStore<R>(_ path: String, readOnly: Bool, _ body: (Store) throws -> R) throws -> R {
+  let store = try openStore(path, readOnly: readOnly)
+  do {
+    return try body(store)
+  } catch {
+    throw failure(error)
+  }
+}
+
 /// `reef stats`: the collections of a store, their counts and sizes, and their indexes.
 public struct StatsCommand: ParsableCommand {
   /// The command's name and help.
@@ -47,8 +57,7 @@ public struct StatsCommand: ParsableCommand {
 
   /// Prints the statistics.
   public func run() throws {
-    let store = try openStore(storeOptions.store, readOnly: true)
-    do {
+    try withStore(storeOptions.store, readOnly: true) { store in
       let collections = try store.statistics()
       print("store \(storeOptions.store): \(collections.count) collections, \(store.fileSize) bytes on disk")
       for collection in collections {
@@ -57,8 +66,6 @@ public struct StatsCommand: ParsableCommand {
           print("  index \(index.name): \(index.entries) keys, \(index.bytes) bytes")
         }
       }
-    } catch {
-      throw failure(error)
     }
   }
 }
@@ -109,11 +116,8 @@ public struct IndexCommand: ParsableCommand {
         printError("reef: error: --keys: \(error)")
         throw ExitCode.failure
       }
-      let store = try openStore(storeOptions.store, readOnly: false)
-      do {
+      try withStore(storeOptions.store, readOnly: false) { store in
         try store.collection(collection).createIndex(keyDocument, name: name, unique: unique, sparse: sparse)
-      } catch {
-        throw failure(error)
       }
     }
   }
@@ -133,16 +137,12 @@ public struct IndexCommand: ParsableCommand {
 
     /// Drops the index.
     public func run() throws {
-      let store = try openStore(storeOptions.store, readOnly: false)
-      do {
-        guard try store.collection(collection).dropIndex(name) else {
-          printError("reef: error: \(collection) has no index named \(name)")
-          throw ExitCode.failure
-        }
-      } catch let exit as ExitCode {
-        throw exit
-      } catch {
-        throw failure(error)
+      let dropped = try withStore(storeOptions.store, readOnly: false) { store in
+        try store.collection(collection).dropIndex(name)
+      }
+      guard dropped else {
+        printError("reef: error: \(collection) has no index named \(name)")
+        throw ExitCode.failure
       }
     }
   }
@@ -160,11 +160,8 @@ public struct IndexCommand: ParsableCommand {
 
     /// Lists the indexes.
     public func run() throws {
-      let store = try openStore(storeOptions.store, readOnly: true)
-      do {
+      try withStore(storeOptions.store, readOnly: true) { store in
         for index in try store.collection(collection).listIndexes() { print(index.extendedJSON(.relaxed)) }
-      } catch {
-        throw failure(error)
       }
     }
   }

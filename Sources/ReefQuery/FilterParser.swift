@@ -10,7 +10,7 @@ public func parseFilter(_ filter: Document) throws(QueryError) -> QueryNode {
   // A filter built in memory has not been validated: check its nesting (MongoDB's limit of 100
   // levels) before the parser recurses into it.
   do {
-    _ = try filter.withUnsafeBytes { bytes throws(BSONError) in try Document(bytesNoCopy: bytes, owner: nil) }
+    try filter.validate()
   } catch {
     throw QueryError("the filter is not a valid document: \(error.message)", keyPath: error.keyPath)
   }

@@ -29,9 +29,12 @@ extension Query {
   public func find(in source: some Sequence<Document>, options: FindOptions = FindOptions()) -> [Document] {
     guard let needed = matchesNeeded(for: options) else { return arrange(source.filter(matches), options: options) }
     var matched: [Document] = []
-    for document in source where matches(document) {
-      guard matched.count < needed else { break }
-      matched.append(document)
+    // Stop at the last match needed, not at the next one: the rest of the source is not tested.
+    if needed > 0 {
+      for document in source where matches(document) {
+        matched.append(document)
+        if matched.count == needed { break }
+      }
     }
     return arrange(matched, options: options)
   }

@@ -137,7 +137,8 @@ public struct BSONStreamReader {
       if bytes[length - 1] == 0 { damagedLength = length }
       throw error
     }
-    let document = Document(trustedCopying: bytes)
+    // Validated just above, so a store given this document need not validate it again.
+    let document = Document(storage: DocumentStorage(copying: bytes), validatedWith: options)
     buffer.consume(length)
     bytesRead += length
     documentsRead += 1
