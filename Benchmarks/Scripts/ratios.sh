@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs Reef's benchmarks and prints a table of ratios against their anchors (libbson, Foundation).
+# Runs Reef's benchmarks and prints a table of ratios against their anchors (libbson, Foundation,
+# SQLite).
 #
-#   Benchmarks/Scripts/ratios.sh                 # one round of every benchmark target
+#   Benchmarks/Scripts/ratios.sh                 # one round of every target but StoreBenchmarks
+#   TARGETS=StoreBenchmarks Benchmarks/Scripts/ratios.sh   # ReefStore against SQLite 3 (not in the default TARGETS)
 #   ROUNDS=3 Benchmarks/Scripts/ratios.sh        # three rounds; ratios are the median of the rounds
 #   FILTER='validate/.*' Benchmarks/Scripts/ratios.sh
 #   TARGETS='CoreBenchmarks' Benchmarks/Scripts/ratios.sh

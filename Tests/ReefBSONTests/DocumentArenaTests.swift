@@ -23,7 +23,7 @@ struct DocumentArenaTests {
       for original in originals {
         var source = original.bytes
         copies.append(source.withUnsafeBytes { arena.copy(trusted: $0) })
-        source.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0xFF) }
+        _ = source.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0xFF) }
       }
     }
     #expect(copies == originals)

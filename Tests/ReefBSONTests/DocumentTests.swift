@@ -210,7 +210,7 @@ struct DocumentTests {
   @Test func everyTypeRoundTripsThroughBytes() throws {
     let scope: Document = ["x": 1]
     let values: [BSON] = [
-      .double(-0.0), .double(.nan), .double(Double(bitPattern: 0x7FF0_0000_0000_0001)), .double(5e-324),
+      .double(-0.0), .double(.nan), .double(Double(bitPattern: 0x7FF0_0000_0000_0001)), .double(.leastNonzeroMagnitude),
       .string("h\u{e9}llo \u{1F600}\0x"), .document(["a": 1]), .array([1, "two"]),
       .binary(Binary(subtype: .generic, data: [1, 2, 3])), .binary(Binary(subtype: .binaryOld, data: [9, 9])),
       .binary(Binary(subtype: .uuid, data: Array(0..<16))), .undefined, .objectId(ObjectId()), .bool(true),
@@ -344,7 +344,7 @@ struct ISO8601Tests {
   @Test func copiedOwnsItsBytes() throws {
     var bytes: [UInt8] = try Document(extendedJSON: #"{"a": "x", "b": [1, 2]}"#).bytes
     let copy = try bytes.withUnsafeBytes { raw in try Document(bytesNoCopy: raw, owner: nil).copied() }
-    bytes.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) }
+    _ = bytes.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) }
     #expect(copy == (try Document(extendedJSON: #"{"a": "x", "b": [1, 2]}"#)))
     #expect(copy["b.1"] == .int32(2))
   }

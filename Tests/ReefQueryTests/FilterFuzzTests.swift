@@ -505,8 +505,8 @@ private struct FuzzGenerator {
 
   mutating func double() -> Double {
     pick([
-      0, -0.0, 1, -1, 1.5, 2.5, -2.5, .nan, -.nan, .infinity, -.infinity, 1e308, -1e308, 5e-324,
-      .greatestFiniteMagnitude, 9_007_199_254_740_993, 9_223_372_036_854_775_808.0, 2_147_483_648, 31,
+      0, -0.0, 1, -1, 1.5, 2.5, -2.5, .nan, -.nan, .infinity, -.infinity, 1e308, -1e308, .leastNonzeroMagnitude,
+      .greatestFiniteMagnitude, 9_007_199_254_740_992, 9_223_372_036_854_775_808.0, 2_147_483_648, 31,
       Double.random(in: -1000...1000, using: &rng),
     ])
   }

@@ -54,10 +54,7 @@ import Testing
       bytes += builder.document.bytes
     }
     let input = directory.store + ".input.bson"
-    let file = fopen(input, "wb")
-    fwrite(bytes, 1, bytes.count, file)
-    fclose(file)
-    defer { unlink(input) }
+    writeFile(input, bytes)
     let reef = String(crashWriterBinary[..<crashWriterBinary.lastIndex(of: "/")!]) + "/reef"
     var pid = pid_t()
     let arguments = [reef, "import", input, "--store", directory.store, "--collection", "big"]

@@ -77,9 +77,7 @@ import Testing
     var bytes: [UInt8] = []
     for index in 0..<2_500 { bytes += try document(#"{"_id": \#(index), "n": "x"}"#).bytes }
     let input = directory + "/in.bson"
-    let file = fopen(input, "wb")
-    fwrite(bytes, 1, bytes.count, file)
-    fclose(file)
+    writeFile(input, bytes)
     let path = directory + "/store.reef"
     do {
       let store = try Store(path: path)

@@ -56,18 +56,13 @@ func secondaryIndexes(_ documents: [Document]) throws -> Set<IndexSpecification>
   return result
 }
 
-/// Writes one namespace per entry with DumpWriter.
-func writeSource(
-  _ path: String, format: DumpFormat, gzip: Bool = false, _ namespaces: [(String, [Document], [Document])]
-) throws {
-  let writer = try DumpWriter(path: path, format: format, gzip: gzip)
-  for (name, indexes, documents) in namespaces {
-    try writer.beginNamespace(
-      Namespace(name) ?? Namespace(database: "", collection: name), metadata: CollectionMetadata(indexes: indexes))
-    for document in documents { try writer.write(document) }
-    try writer.endNamespace()
+/// Writes one namespace per entry (a dotted name, or a collection without a database; its index
+/// specifications; its documents) with ``write(_:to:format:gzip:)``.
+func writeSource(_ path: String, format: DumpFormat, _ namespaces: [(String, [Document], [Document])]) throws {
+  let collections = namespaces.map { name, indexes, documents in
+    (Namespace(name) ?? Namespace(database: "", collection: name), CollectionMetadata(indexes: indexes), documents)
   }
-  try writer.close()
+  try write(collections, to: path, format: format, gzip: false)
 }
 
 let nameIndex: Document = ["v": 2, "key": ["name": 1], "name": "name_1", "unique": .bool(true)]
@@ -90,8 +85,7 @@ let groupIndex: Document = ["v": 2, "key": ["group": 1, "places.city": -1], "nam
     }
     #expect(try temporary.store.collection("admin.system.users").listIndexes().count == 2)
 
-    let root = makeTemporaryDirectory()
-    defer { removeTree(root) }
+    let root = temporary.directory
     for (path, format) in [(root + "/again.archive", DumpFormat.archive), (root + "/dump", .dump)] {
       let report = try temporary.store.exportDump(to: DumpWriter(path: path, format: format))
       #expect(report.documents == 1510)
@@ -105,9 +99,7 @@ let groupIndex: Document = ["v": 2, "key": ["group": 1, "places.city": -1], "nam
     }
   }
 
-  static let formats: [(DumpFormat, Bool)] = DumpFormat.allCases.flatMap { [($0, false), ($0, true)] }
-
-  @Test(arguments: formats)
+  @Test(arguments: DumpRoundTripTests.cases)
   func everyFormatRoundTripsThroughAStore(format: DumpFormat, gzip: Bool) throws {
     let first = try TemporaryStore()
     try first.store.write { transaction in
@@ -118,8 +110,7 @@ let groupIndex: Document = ["v": 2, "key": ["group": 1, "places.city": -1], "nam
       try transaction.collection("loose").insertMany(importDocuments(4, tag: "loose"))
       try transaction.collection("shop.empty").createIndex(["group": 1] as Document)
     }
-    let root = makeTemporaryDirectory()
-    defer { removeTree(root) }
+    let root = first.directory
     let path = format == .archive ? root + "/out.archive" : root + "/out/"
     let exported = try first.store.exportDump(to: DumpWriter(path: path, format: format, gzip: gzip))
     #expect(exported.entries.map(\.collection) == ["loose", "shop.empty", "shop.orders"])
@@ -160,8 +151,7 @@ let groupIndex: Document = ["v": 2, "key": ["group": 1, "places.city": -1], "nam
       try transaction.collection("shop.orders").createIndex(["group": 1] as Document)
     }
     let before = try storedDocuments(store, "shop.orders")
-    let root = makeTemporaryDirectory()
-    defer { removeTree(root) }
+    let root = temporary.directory
     // Several batches are committed before document 7 of shop.orders (a duplicate of 101) fails.
     var documents = importDocuments(7)
     documents.append(importDocuments(1, from: 101)[0])
@@ -201,8 +191,7 @@ let groupIndex: Document = ["v": 2, "key": ["group": 1, "places.city": -1], "nam
       try transaction.collection("people").insertMany(importDocuments(3, from: 50))
       try transaction.collection("people").createIndex(["group": 1] as Document)
     }
-    let root = makeTemporaryDirectory()
-    defer { removeTree(root) }
+    let root = temporary.directory
     try writeSource(root + "/people.bson", format: .bson, [("people", [nameIndex], importDocuments(4))])
     let added = try store.importDump(from: DumpSource(path: root + "/people.bson"))
     #expect(
@@ -223,8 +212,7 @@ let groupIndex: Document = ["v": 2, "key": ["group": 1, "places.city": -1], "nam
     let temporary = try TemporaryStore()
     let store = temporary.store
     try store.collection("people").insert(importDocuments(1, from: 2)[0])
-    let root = makeTemporaryDirectory()
-    defer { removeTree(root) }
+    let root = temporary.directory
     let documents = importDocuments(6)
     // Document 1: an unknown type byte (its length is intact); document 2: a duplicate _id (of
     // the one stored); document 4: a duplicate of the unique name of document 3.
@@ -234,7 +222,11 @@ let groupIndex: Document = ["v": 2, "key": ["group": 1, "places.city": -1], "nam
       offsets.append(bytes.count)
       var raw = document.bytes
       if i == 1 { raw[4] = 0x42 }
-      if i == 4 { raw = documents[3].bytes.count == raw.count ? withName(documents[4], "doc 3").bytes : raw }
+      if i == 4 {
+        var renamed = document
+        renamed.set("doc 3", forKey: "name")
+        raw = renamed.bytes
+      }
       bytes += raw
     }
     writeFile(root + "/people.bson", bytes)
@@ -266,8 +258,7 @@ let groupIndex: Document = ["v": 2, "key": ["group": 1, "places.city": -1], "nam
 
   @Test func aDamagedLengthPrefixSkipsTheRestOfTheFile() throws {
     let temporary = try TemporaryStore()
-    let root = makeTemporaryDirectory()
-    defer { removeTree(root) }
+    let root = temporary.directory
     let documents = importDocuments(3)
     var bytes = documents[0].bytes + documents[1].bytes + documents[2].bytes
     bytes[documents[0].byteCount] = 2  // a length of 2 cannot be trusted
@@ -281,8 +272,7 @@ let groupIndex: Document = ["v": 2, "key": ["group": 1, "places.city": -1], "nam
 
   @Test func aDamagedArchiveFailsEvenWhenSkipping() throws {
     let temporary = try TemporaryStore()
-    let root = makeTemporaryDirectory()
-    defer { removeTree(root) }
+    let root = temporary.directory
     let documents = importDocuments(3)
     try writeSource(root + "/in.archive", format: .archive, [("shop.orders", [], documents)])
     var bytes = try #require(readFile(root + "/in.archive"))
@@ -302,8 +292,7 @@ let groupIndex: Document = ["v": 2, "key": ["group": 1, "places.city": -1], "nam
   @Test func namespacesAreSelectedAndRenamed() throws {
     let temporary = try TemporaryStore()
     let store = temporary.store
-    let root = makeTemporaryDirectory()
-    defer { removeTree(root) }
+    let root = temporary.directory
     try writeSource(
       root + "/in.archive", format: .archive,
       [
@@ -347,27 +336,17 @@ let groupIndex: Document = ["v": 2, "key": ["group": 1, "places.city": -1], "nam
       _ = try transaction.info("__import.\(getpid()).2", create: true, reserved: true)
     }
     #expect(try store.collectionNames().isEmpty)
-    let root = makeTemporaryDirectory()
-    defer { removeTree(root) }
+    let root = temporary.directory
     writeFile(root + "/a.jsonl", Array("{\"_id\": 1}\n".utf8))
-    try store.importDump(from: DumpSource(path: root + "/a.jsonl"))
+    #expect(try store.importDump(from: DumpSource(path: root + "/a.jsonl")).documents == 1)
     #expect(try store.read { try $0.catalogNames() } == ["__import.\(getpid()).2", "a"])
-  }
-
-  func withName(_ document: Document, _ name: String) -> Document {
-    var copy = Document()
-    for element in document {
-      copy.append(element.key == "name" ? .string(name) : element.value, forKey: element.key)
-    }
-    return copy
   }
 }
 
 @Suite struct ExportTests {
   @Test func aMissingCollectionExportsAsEmpty() throws {
     let temporary = try TemporaryStore()
-    let root = makeTemporaryDirectory()
-    defer { removeTree(root) }
+    let root = temporary.directory
     let report = try temporary.store.exportDump(
       to: DumpWriter(path: root + "/dump", format: .dump, defaultDatabase: "app"), collections: ["nothing"])
     #expect(report.entries.map(\.documents) == [0])
@@ -381,8 +360,7 @@ let groupIndex: Document = ["v": 2, "key": ["group": 1, "places.city": -1], "nam
     let temporary = try TemporaryStore()
     try temporary.store.collection("a").insert(["x": 1])
     try temporary.store.collection("b").insert(["x": 2])
-    let root = makeTemporaryDirectory()
-    defer { removeTree(root) }
+    let root = temporary.directory
     #expect(throws: BSONError.self) {
       try temporary.store.exportDump(to: DumpWriter(path: root + "/one.bson", format: .bson))
     }

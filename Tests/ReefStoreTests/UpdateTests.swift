@@ -5,12 +5,6 @@ import Testing
 
 @testable import ReefStore
 
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Darwin)
-  import Darwin
-#endif
-
 /// One case of `Specs/update/*.json` (see `Specs/update/README.md`).
 struct UpdateSpecCase: Sendable, CustomStringConvertible {
   var file: String
@@ -25,25 +19,14 @@ struct UpdateSpecCase: Sendable, CustomStringConvertible {
   var description: String { "\(file): \(name)" }
 }
 
-/// The repository's `Specs/update` directory, found from this source file's path.
-let updateSpecDirectory: String = {
-  var path = #filePath
-  for _ in 0..<3 { path = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)]) }
-  return path + "/Specs/update"
-}()
+/// The repository's `Specs/update` directory.
+let updateSpecDirectory = specDirectory("update")
 
 /// Every case of every `Specs/update/*.json` file. A malformed file stops the run with its name,
 /// so a broken spec can never pass as zero cases.
 let updateSpecCases: [UpdateSpecCase] = {
-  guard let directory = opendir(updateSpecDirectory) else { fatalError("cannot open \(updateSpecDirectory)") }
-  defer { closedir(directory) }
-  var names: [String] = []
-  while let entry = readdir(directory) {
-    let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-    if name.hasSuffix(".json") { names.append(name) }
-  }
   var cases: [UpdateSpecCase] = []
-  for name in names.sorted() {
+  for name in jsonFileNames(in: updateSpecDirectory) {
     let path = updateSpecDirectory + "/" + name
     guard let bytes = readFile(path) else { fatalError("cannot read \(path)") }
     do {

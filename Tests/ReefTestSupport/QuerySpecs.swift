@@ -1,11 +1,5 @@
 import ReefBSON
 
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Darwin)
-  import Darwin
-#endif
-
 /// One file of `Specs/query`: documents and the cases that query them.
 public struct QuerySpecFile: Sendable {
   public var name: String
@@ -33,24 +27,13 @@ public struct QuerySpecCase: Sendable, CustomStringConvertible {
   public var name: String { "\(file): \(self.description)" }
 }
 
-/// The repository's `Specs/query` directory, found from this source file's path.
-public let querySpecDirectory: String = {
-  var path = #filePath
-  for _ in 0..<3 { path = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)]) }
-  return path + "/Specs/query"
-}()
+/// The repository's `Specs/query` directory.
+public let querySpecDirectory = specDirectory("query")
 
 /// Every `Specs/query/*.json` file, parsed. Fails loudly (a fatal error naming the file) when a
 /// file is malformed, so that a broken spec can never pass as zero cases.
 public func loadQuerySpecs() -> [QuerySpecFile] {
-  guard let directory = opendir(querySpecDirectory) else { fatalError("cannot open \(querySpecDirectory)") }
-  defer { closedir(directory) }
-  var names: [String] = []
-  while let entry = readdir(directory) {
-    let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-    if name.hasSuffix(".json") { names.append(name) }
-  }
-  return names.sorted().map { name in
+  jsonFileNames(in: querySpecDirectory).map { name in
     let path = querySpecDirectory + "/" + name
     guard let bytes = readFile(path) else { fatalError("cannot read \(path)") }
     do {

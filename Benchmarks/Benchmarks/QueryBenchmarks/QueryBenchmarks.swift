@@ -74,11 +74,7 @@ let benchmarks: @Sendable () -> Void = {
   let count = 100_000
   let (bytes, offsets) = generateStream(count: count)
   let pinned = PinnedBytes(bytes)
-  let documents = offsets.indices.map { index in
-    let end = index + 1 < offsets.count ? offsets[index + 1] : bytes.count
-    return try! Document(
-      bytesNoCopy: UnsafeRawBufferPointer(rebasing: pinned.buffer[offsets[index]..<end]), owner: nil)
-  }
+  let documents = pinned.documents(startingAt: offsets)
   let city = "Los Angeles"
 
   for path in ["address.city", "addresses.city"] {

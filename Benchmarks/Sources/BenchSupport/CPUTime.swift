@@ -18,6 +18,13 @@ public func threadCPUNanoseconds() -> Int {
   return Int(ts.tv_sec) &* 1_000_000_000 &+ Int(ts.tv_nsec)
 }
 
+/// The monotonic wall clock (`CLOCK_MONOTONIC`), in nanoseconds.
+public func wallClockNanoseconds() -> Int {
+  var ts = timespec()
+  clock_gettime(CLOCK_MONOTONIC, &ts)
+  return Int(ts.tv_sec) &* 1_000_000_000 &+ Int(ts.tv_nsec)
+}
+
 /// Runs `body` `benchmark.scaledIterations` times and records the thread's CPU time for the loop.
 @inline(__always)
 public func measureLoop(_ benchmark: Benchmark, _ body: () -> Void) {

@@ -7,27 +7,14 @@ import ReefStore
   import Glibc
 #endif
 
-func monotonicSeconds() -> Double {
-  var ts = timespec()
-  clock_gettime(CLOCK_MONOTONIC, &ts)
-  return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}
+func monotonicSeconds() -> Double { Double(wallClockNanoseconds()) / 1e9 }
 
-func threadCPUSeconds() -> Double {
-  var ts = timespec()
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
-  return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}
+func threadCPUSeconds() -> Double { Double(threadCPUNanoseconds()) / 1e9 }
 
 /// Documents of the Examples' model, as views of one stream.
 func generatedDocuments(_ count: Int) -> [Document] {
   let (bytes, offsets) = generateStream(count: count)
-  let pinned = PinnedBytes(bytes)
-  return offsets.indices.map { index in
-    let end = index + 1 < offsets.count ? offsets[index + 1] : bytes.count
-    return try! Document(
-      bytesNoCopy: UnsafeRawBufferPointer(rebasing: pinned.buffer[offsets[index]..<end]), owner: nil)
-  }
+  return PinnedBytes(bytes).documents(startingAt: offsets)
 }
 
 func profileStore(_ args: [String]) {

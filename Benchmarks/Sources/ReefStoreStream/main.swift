@@ -49,11 +49,7 @@ struct MemorySampler {
   }
 }
 
-func seconds() -> Double {
-  var ts = timespec()
-  clock_gettime(CLOCK_MONOTONIC, &ts)
-  return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}
+func seconds() -> Double { Double(wallClockNanoseconds()) / 1e9 }
 
 func fail(_ message: String) -> Never {
   fputs("ReefStoreStream: \(message)\n", stderr)
