@@ -122,7 +122,7 @@ struct ReefBinaryTests {
     let dir = try TemporaryDirectory()
     let chunk = stream(sampleDocuments(count: 1000))
     let path = dir.path("large.bson")
-    FileManager.default.createFile(atPath: path, contents: nil)
+    _ = FileManager.default.createFile(atPath: path, contents: nil)
     let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
     for _ in 0..<100 { try handle.write(contentsOf: chunk) }
     try handle.close()
