@@ -196,6 +196,15 @@ final class LMDBTransaction {
     return buffer(data)
   }
 
+  /// A database's tree for `reef_lookup_many`, which looks up many keys at once: only in a read
+  /// transaction (whose pages are all in the map) and when the tree's record checks out; nil
+  /// otherwise, and then ``get(_:_:)-(_,UnsafeRawBufferPointer)`` is the way.
+  func lookupTree(_ dbi: MDB_dbi, name: String) -> reef_tree? {
+    guard readOnly else { return nil }
+    var tree = reef_tree()
+    return reef_tree_open(pointer, dbi, name, &tree) == 0 ? tree : nil
+  }
+
   /// Stores `value` under `key`; with `unique`, an existing key is left alone and false returned.
   @discardableResult
   func put(_ dbi: MDB_dbi, _ key: [UInt8], _ value: [UInt8], unique: Bool = false) throws(StoreError) -> Bool {

@@ -155,6 +155,10 @@ public struct TransactionCollection {
         // `_id`). Otherwise a document can come up in several ranges or under several elements, and
         // keys come in index order: those results are de-duplicated and put back in `_id` order.
         let inIDOrder = plan.ranges.count == 1 && plan.ranges[0].isEquality && plan.index.keys.count == 1
+        // In a read transaction the documents are looked up a batch of primary keys at a time,
+        // their searches' cache misses overlapping (`reef_lookup_many`); otherwise one at a time.
+        run.pointee.batch = lmdb.lookupTree(documentsDB, name: info.documentsName).map(DocumentBatch.init)
+        defer { run.pointee.batch?.deallocate() }
         // Each document is read (and its bytes prefetched) one step ahead of being tested, so that
         // its cache misses overlap the test of the one before. Pointers into the map stay valid
         // for the whole read or write transaction, which changes nothing here.
@@ -173,6 +177,11 @@ public struct TransactionCollection {
               guard run.pointee.seen.insert(key).inserted else { return true }
               copiedKey = key
             }
+            if run.pointee.batch != nil {
+              run.pointee.batch!.append(primaryKey, copiedKey: copiedKey)
+              if run.pointee.batch!.isFull { try run.pointee.testBatch(lmdb, documentsDB) }
+              return true
+            }
             guard let value = try lmdb.get(documentsDB, primaryKey) else { return true }
             reef_prefetch(value.baseAddress, value.count)
             try run.pointee.testPending()
@@ -180,6 +189,7 @@ public struct TransactionCollection {
             return true
           }
         }
+        try run.pointee.testBatch(lmdb, documentsDB)
         try run.pointee.testPending()
         if !inIDOrder {
           let keys = run.pointee.matchKeys
@@ -576,6 +586,30 @@ struct QueryRun {
     return true
   }
 
+  /// Primary keys from an index, looked up a batch at a time (in a read transaction).
+  var batch: DocumentBatch?
+
+  /// Looks up the batch's primary keys and tests their documents in the batch's order.
+  mutating func testBatch(_ lmdb: LMDBTransaction, _ documents: MDB_dbi) throws(StoreError) {
+    guard let count = batch?.count, count > 0, var tree = batch?.tree, let lookups = batch?.lookups else { return }
+    reef_lookup_many(&tree, lookups, UInt32(count))
+    for index in 0..<count {
+      let lookup = lookups[index]
+      let value: UnsafeRawBufferPointer
+      switch lookup.status {
+      case 1: value = UnsafeRawBufferPointer(start: lookup.data, count: lookup.data_size)
+      case 0: continue
+      default:
+        // Anything the batched search did not expect: LMDB's own search decides (and reports damage).
+        guard let found = try lmdb.get(documents, UnsafeRawBufferPointer(start: lookup.key, count: lookup.key_size))
+        else { continue }
+        value = found
+      }
+      if try test(value), let key = batch!.copiedKeys[index] { matchKeys.append(key) }
+    }
+    batch!.removeAll()
+  }
+
   /// Tests the pending document, if any.
   @inline(__always)
   mutating func testPending() throws(StoreError) {
@@ -583,4 +617,37 @@ struct QueryRun {
     pending = nil
     if try test(value), let primaryKey { matchKeys.append(primaryKey) }
   }
+}
+
+/// Primary keys read from an index, waiting to be looked up together (`reef_lookup_many`). The
+/// keys point into the map, where they stay valid until the read transaction ends.
+struct DocumentBatch {
+  let tree: reef_tree
+  let lookups: UnsafeMutablePointer<reef_lookup>
+  /// Each key's copy, when the results are to be put back in `_id` order.
+  var copiedKeys: [[UInt8]?] = []
+  private(set) var count = 0
+
+  init(tree: reef_tree) {
+    self.tree = tree
+    lookups = .allocate(capacity: Int(reef_lookup_batch))
+    copiedKeys.reserveCapacity(Int(reef_lookup_batch))
+  }
+
+  var isFull: Bool { count == Int(reef_lookup_batch) }
+
+  mutating func append(_ primaryKey: UnsafeRawBufferPointer, copiedKey: [UInt8]?) {
+    precondition(!isFull, "a full batch is looked up before another key is added")
+    lookups[count] = reef_lookup(
+      key: primaryKey.baseAddress, key_size: primaryKey.count, data: nil, data_size: 0, status: -1)
+    copiedKeys.append(copiedKey)
+    count += 1
+  }
+
+  mutating func removeAll() {
+    count = 0
+    copiedKeys.removeAll(keepingCapacity: true)
+  }
+
+  func deallocate() { lookups.deallocate() }
 }
