@@ -35,6 +35,9 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
 
   public var kind: Kind
   public var message: String
+  /// The LMDB return code behind the error, when the store's own machinery acts on it (a map
+  /// that another process grew is adopted and the transaction begun again).
+  var lmdbCode: Int32?
 
   public init(_ kind: Kind, _ message: String) {
     self.kind = kind
@@ -42,6 +45,13 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
   }
 
   public var description: String { message }
+
+  /// The map must be adopted from another process that grew it (`MDB_MAP_RESIZED`).
+  static var mapResized: StoreError {
+    var error = StoreError(.storage, "the store's map was grown by another process")
+    error.lmdbCode = MDB_MAP_RESIZED
+    return error
+  }
 
   /// An LMDB return code as an error.
   static func lmdb(_ code: Int32, _ doing: String) -> StoreError {
@@ -122,16 +132,13 @@ final class LMDBTransaction {
     if code == MDB_MAP_RESIZED {
       // Another process grew the map past ours. LMDB adopts the new size only while this
       // process has no transaction open; the caller holds the begin lock and has checked.
-      throw StoreError(.storage, LMDBTransaction.mapResized)
+      throw StoreError.mapResized
     }
     if code == 0 && txn == nil { code = EINVAL }
     try check(code, readOnly ? "read transaction" : "write transaction")
     pointer = txn!
     self.readOnly = readOnly
   }
-
-  /// The message of the error that says the map must be adopted from another process.
-  static let mapResized = "the store's map was grown by another process"
 
   func commit() throws(StoreError) {
     guard !finished else { return }
@@ -161,7 +168,7 @@ final class LMDBTransaction {
     let code = mdb_txn_renew(pointer)
     guard code == 0 else {
       abort()
-      if code == MDB_MAP_RESIZED { throw StoreError(.storage, LMDBTransaction.mapResized) }
+      if code == MDB_MAP_RESIZED { throw StoreError.mapResized }
       throw StoreError.lmdb(code, "read transaction")
     }
     finished = false

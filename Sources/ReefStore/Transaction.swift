@@ -40,7 +40,7 @@ public final class Transaction {
       do {
         lmdb = readOnly ? try store.beginLock.withLock(begin) : try begin()
         return
-      } catch  where error.message == LMDBTransaction.mapResized && attempt < 200 {
+      } catch  where error.lmdbCode == MDB_MAP_RESIZED && attempt < 200 {
         // Adopt the size another process gave the map, once no transaction of ours is open.
         attempt += 1
         let adopted = store.beginLock.withLock { () -> Bool in
@@ -163,10 +163,11 @@ public final class Transaction {
     try Transaction.checkName(name, reserved: reserved)
     let metaDB = try database(Transaction.metaName, create: true)!
     var next: Int64 = 1
+    // Little-endian in the file, whatever the machine (`Specs/store/layout.md`).
     if let bytes = try lmdb.get(metaDB, Array("nextCollection".utf8)), bytes.count == 8 {
-      next = bytes.loadUnaligned(as: Int64.self)
+      next = Int64(littleEndian: bytes.loadUnaligned(as: Int64.self))
     }
-    try lmdb.put(metaDB, Array("nextCollection".utf8), withUnsafeBytes(of: next + 1) { Array($0) })
+    try lmdb.put(metaDB, Array("nextCollection".utf8), withUnsafeBytes(of: (next + 1).littleEndian) { Array($0) })
     let info = CollectionInfo(name: name, id: next, uuid: randomUUID(), indexes: [])
     try save(info)
     return info
