@@ -1095,6 +1095,50 @@ struct CodableDecoderStateTests {
     #expect(try BSONEncoder().encodeBytes(Outer(kept: kept)) == first.bytes)
   }
 
+  @Test func aNestedEncoderKeptPastItsValueKeepsItsPath() throws {
+    // The encoder's nodes for nested values are reused from value to value and from call to
+    // call, and refer to their parent without retaining it while they encode: one kept past its
+    // value still has its whole path after the nodes above it were used again.
+    final class Kept: @unchecked Sendable {
+      var encoder: (any Encoder)?
+    }
+    struct Leaf: Encodable {
+      let kept: Kept?
+      func encode(to encoder: any Encoder) throws {
+        kept?.encoder = encoder
+        var c = encoder.container(keyedBy: AnyKey.self)
+        try c.encode(1, forKey: AnyKey("x"))
+      }
+    }
+    struct Middle: Encodable {
+      let kept: Kept?
+      func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: AnyKey.self)
+        try c.encode(Leaf(kept: kept), forKey: AnyKey("leaf"))
+        try c.encode(Leaf(kept: nil), forKey: AnyKey("other"))
+      }
+    }
+    struct Top: Encodable {
+      let kept: Kept?
+      func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: AnyKey.self)
+        try c.encode(Middle(kept: kept), forKey: AnyKey("first"))
+        try c.encode(Middle(kept: nil), forKey: AnyKey("second"))
+      }
+    }
+    var middle = DocumentBuilder()
+    middle.appendDocument("leaf") { $0.append("x", Int64(1)) }
+    middle.appendDocument("other") { $0.append("x", Int64(1)) }
+    var top = DocumentBuilder()
+    top.append("first", middle.document)
+    top.append("second", middle.document)
+    let kept = Kept()
+    #expect(try BSONEncoder().encodeBytes(Top(kept: kept)) == top.bytes)
+    #expect(kept.encoder?.codingPath.map(\.stringValue) == ["first", "leaf"])
+    for _ in 0..<3 { #expect(try BSONEncoder().encodeBytes(Top(kept: nil)) == top.bytes) }
+    #expect(kept.encoder?.codingPath.map(\.stringValue) == ["first", "leaf"])
+  }
+
   /// One BSON level per keyed container, so that more containers are open at once than the
   /// decoder keeps boxes for (64).
   final class Chain: Codable, Equatable {

@@ -4,8 +4,9 @@
 /// A box's container (``KeyedBSONEncodingContainer``) reads its node from a slot of the cache,
 /// which holds the node strongly while the box is handed out, so that a container kept by its
 /// user keeps its node (which then writes nothing, or sends the call to tree mode, as before).
-/// The slot lets go of the node when the node is recycled with its box free (``release(_:)``) and
-/// when the call ends; a node therefore records its slot (``EncodingNode/boxSlot``).
+/// The slot lets go of the node when the node's nested value ends or its stack slot is about to be
+/// reused with its box free (``release(_:)``) and when the call ends; a node therefore records its
+/// slot (``EncodingNode/boxSlot``).
 struct KeyedEncodingBoxCache {
   private var boxes = ContainerBoxSlots<EncodingNode?>()
 
@@ -40,7 +41,8 @@ struct KeyedEncodingBoxCache {
     return container
   }
 
-  /// Lets go of `node` (about to be recycled) when the box that writes to it is free.
+  /// Lets go of `node` (closed, to be reused when nothing else holds it) when the box that writes
+  /// to it is free.
   @inline(__always)
   func release(_ node: EncodingNode) {
     let index = node.boxSlot
