@@ -1139,6 +1139,57 @@ struct CodableDecoderStateTests {
     #expect(kept.encoder?.codingPath.map(\.stringValue) == ["first", "leaf"])
   }
 
+  @Test func keyedContainersOfOneEncoderKeptPastTheirValue() throws {
+    // Two keyed containers of one encoder, one of them kept: during the call the box cache does
+    // not retain the nodes its boxes write to, so a node with a kept box must not be reused, and
+    // the kept container must keep its node (and write nowhere) once the call has ended.
+    final class Kept: @unchecked Sendable {
+      var containers: [KeyedEncodingContainer<AnyKey>] = []
+    }
+    struct Twice: Encodable {
+      let keep: Int?
+      let kept: Kept
+      func encode(to encoder: any Encoder) throws {
+        var a = encoder.container(keyedBy: AnyKey.self)
+        var b = encoder.container(keyedBy: AnyKey.self)
+        try a.encode(1, forKey: AnyKey("a"))
+        try b.encode(2, forKey: AnyKey("b"))
+        if keep == 0 { kept.containers.append(a) }
+        if keep == 1 { kept.containers.append(b) }
+      }
+    }
+    struct Outer: Encodable {
+      let keep: Int?
+      let kept: Kept
+      func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: AnyKey.self)
+        try c.encode(Twice(keep: keep, kept: kept), forKey: AnyKey("first"))
+        try c.encode(Twice(keep: nil, kept: kept), forKey: AnyKey("second"))
+        // The kept container's node was not taken for "second".
+        if keep != nil { #expect(kept.containers.last?.codingPath.map(\.stringValue) == ["first"]) }
+      }
+    }
+    var twice = DocumentBuilder()
+    twice.append("a", Int64(1))
+    twice.append("b", Int64(2))
+    var outer = DocumentBuilder()
+    outer.append("first", twice.document)
+    outer.append("second", twice.document)
+    let kept = Kept()
+    for keep in [0, 1, 0, 1] {
+      #expect(try BSONEncoder().encodeBytes(Outer(keep: keep, kept: kept)) == outer.bytes)
+      #expect(try BSONEncoder().encodeBytes(Outer(keep: nil, kept: kept)) == outer.bytes)
+    }
+    #expect(kept.containers.count == 4)
+    // Its path after the call: its own, or none once its state has gone (another test's
+    // concurrent encode can leave another state idle, and then this one is let go).
+    for container in kept.containers {
+      #expect([["first"], []].contains(container.codingPath.map(\.stringValue)))
+    }
+    for index in kept.containers.indices { try kept.containers[index].encode(3, forKey: AnyKey("late")) }
+    #expect(try BSONEncoder().encodeBytes(Outer(keep: nil, kept: kept)) == outer.bytes)
+  }
+
   /// One BSON level per keyed container, so that more containers are open at once than the
   /// decoder keeps boxes for (64).
   final class Chain: Codable, Equatable {

@@ -44,12 +44,14 @@ extension Optional: OptionalMarker {}
 /// container keeps its own bytes and the pieces are joined at the end.
 ///
 /// Node lifetimes in fast mode: the state holds every node it made for a call until the call
-/// ends, in its node stack or, once a slot of the stack was given a new node while something
-/// else still held the old one, in `retired`. A slot's node is reused (for a later node at the
-/// same depth, in this call or a later one) only when nothing but the stack holds it. So the
-/// code of a call may use a node of that call without retaining it, and a node's unretained
-/// parent reference (``CodingPathNode/unownedParent``) stays valid while anything can read it
-/// (see ``EncodingNode/writeNested(key:component:_:)``).
+/// ends, in its node stack or in `retired` (a node whose stack slot was given a new node while
+/// something else still held it, and a detached node). A slot's node is reused (for a later node
+/// at the same depth, in this call or a later one) only when nothing but the stack holds it and
+/// no box held by its user writes to it. So the code of a call may use a node of that call
+/// without retaining it, the box cache's slots need not retain their nodes during the call (see
+/// ``KeyedEncodingBoxCache``), and a node's unretained parent reference
+/// (``CodingPathNode/unownedParent``) stays valid while anything can read it (see
+/// ``EncodingNode/writeNested(key:component:_:)``).
 final class EncodingState {
   static let kindSlotCount = 64
   /// The largest starting capacity taken from the previous document: one large document must
@@ -79,8 +81,9 @@ final class EncodingState {
   @exclusivity(unchecked) private var nodeCapacity = 16
   /// Fast mode: the number of open frames.
   @exclusivity(unchecked) private(set) var depth = 0
-  /// Fast mode: nodes whose stack slot was given a new node while something else held them,
-  /// kept until the call ends (see the type's note on lifetimes).
+  /// Fast mode: nodes of the call outside the stack (whose stack slot was given a new node while
+  /// something else held them, and detached nodes), kept until the call ends (see the type's note
+  /// on lifetimes).
   private var retired: [EncodingNode] = []
   /// Fast mode: boxes of keyed containers, reused from container to container and from call to call.
   var boxes: KeyedEncodingBoxCache {
@@ -143,13 +146,14 @@ final class EncodingState {
   func endFast() {
     generation &+= 1
     depth = 0
-    retired.removeAll()
     needsTreeMode = false
     error = nil
     cachedUserInfo = nil
     options = EncodingOptions.cleared
     writer = BSONWriter(buffer: Self.placeholderBuffer)
+    // First, so that the slots of kept boxes retain their nodes before the state lets go of them.
     boxes.endCall(all: false)
+    retired.removeAll()
     let address = UInt(bitPattern: Unmanaged.passRetained(self).toOpaque())
     if !idleEncodingState.compareExchange(expected: 0, desired: address, ordering: .acquiringAndReleasing).exchanged {
       nodes.deinitialize(count: nodeCount)
@@ -225,12 +229,15 @@ final class EncodingState {
     return node
   }
 
-  /// Whether only the stack holds the node in slot `index` (a box cache slot that holds it for a
-  /// free box lets go of it first).
+  /// Whether only the stack holds the node in slot `index`: no box held by its user writes to
+  /// it (a box cache slot for a free box lets go of it first), and nothing else retains it.
   @inline(__always)
   private func isFree(_ index: Int) -> Bool {
-    stackNode(index)._withUnsafeGuaranteedRef { boxes.release($0) }
-    return isKnownUniquelyReferenced(&nodes[index])
+    let held = stackNode(index)._withUnsafeGuaranteedRef { node in
+      boxes.release(node)
+      return KeyedEncodingBoxCache.isHeld(node)
+    }
+    return !held && isKnownUniquelyReferenced(&nodes[index])
   }
 
   @inline(never)
@@ -261,6 +268,12 @@ final class EncodingState {
     return stackNode(index)
   }
 
+  /// Keeps `node`, a node of this fast-mode call outside the stack, until the call ends.
+  @inline(never)
+  func hold(_ node: EncodingNode) {
+    retired.append(node)
+  }
+
   /// Drops the innermost open frame (which is `node`) without writing anything.
   @inline(__always)
   func popInnermost(_ node: EncodingNode) {
@@ -281,7 +294,7 @@ final class EncodingState {
       stackNode(above)._withUnsafeGuaranteedRef { $0.parent = nil }
     }
     if index < nodeCount && stackNode(index).toOpaque() == Unmanaged.passUnretained(node).toOpaque()
-      && isKnownUniquelyReferenced(&nodes[index])
+      && !KeyedEncodingBoxCache.isHeld(node) && isKnownUniquelyReferenced(&nodes[index])
     {
       return
     }
@@ -647,6 +660,7 @@ final class EncodingNode: CodingPathNode {
   private func detachedNode(_ kind: Kind, _ component: CodingPathComponent) -> EncodingNode {
     let node = EncodingNode(state: state, parent: self, component: component, kind: kind, typeOffset: Int.max)
     node.generation = generation  // a node of an earlier call makes nodes of that call
+    if !state.isTree && isLive { state.hold(node) }
     return node
   }
 
