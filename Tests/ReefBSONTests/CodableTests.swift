@@ -1095,6 +1095,101 @@ struct CodableDecoderStateTests {
     #expect(try BSONEncoder().encodeBytes(Outer(kept: kept)) == first.bytes)
   }
 
+  @Test func aNestedEncoderKeptPastItsValueKeepsItsPath() throws {
+    // The encoder's nodes for nested values are reused from value to value and from call to
+    // call, and refer to their parent without retaining it while they encode: one kept past its
+    // value still has its whole path after the nodes above it were used again.
+    final class Kept: @unchecked Sendable {
+      var encoder: (any Encoder)?
+    }
+    struct Leaf: Encodable {
+      let kept: Kept?
+      func encode(to encoder: any Encoder) throws {
+        kept?.encoder = encoder
+        var c = encoder.container(keyedBy: AnyKey.self)
+        try c.encode(1, forKey: AnyKey("x"))
+      }
+    }
+    struct Middle: Encodable {
+      let kept: Kept?
+      func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: AnyKey.self)
+        try c.encode(Leaf(kept: kept), forKey: AnyKey("leaf"))
+        try c.encode(Leaf(kept: nil), forKey: AnyKey("other"))
+      }
+    }
+    struct Top: Encodable {
+      let kept: Kept?
+      func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: AnyKey.self)
+        try c.encode(Middle(kept: kept), forKey: AnyKey("first"))
+        try c.encode(Middle(kept: nil), forKey: AnyKey("second"))
+      }
+    }
+    var middle = DocumentBuilder()
+    middle.appendDocument("leaf") { $0.append("x", Int64(1)) }
+    middle.appendDocument("other") { $0.append("x", Int64(1)) }
+    var top = DocumentBuilder()
+    top.append("first", middle.document)
+    top.append("second", middle.document)
+    let kept = Kept()
+    #expect(try BSONEncoder().encodeBytes(Top(kept: kept)) == top.bytes)
+    #expect(kept.encoder?.codingPath.map(\.stringValue) == ["first", "leaf"])
+    for _ in 0..<3 { #expect(try BSONEncoder().encodeBytes(Top(kept: nil)) == top.bytes) }
+    #expect(kept.encoder?.codingPath.map(\.stringValue) == ["first", "leaf"])
+  }
+
+  @Test func keyedContainersOfOneEncoderKeptPastTheirValue() throws {
+    // Two keyed containers of one encoder, one of them kept: during the call the box cache does
+    // not retain the nodes its boxes write to, so a node with a kept box must not be reused, and
+    // the kept container must keep its node (and write nowhere) once the call has ended.
+    final class Kept: @unchecked Sendable {
+      var containers: [KeyedEncodingContainer<AnyKey>] = []
+    }
+    struct Twice: Encodable {
+      let keep: Int?
+      let kept: Kept
+      func encode(to encoder: any Encoder) throws {
+        var a = encoder.container(keyedBy: AnyKey.self)
+        var b = encoder.container(keyedBy: AnyKey.self)
+        try a.encode(1, forKey: AnyKey("a"))
+        try b.encode(2, forKey: AnyKey("b"))
+        if keep == 0 { kept.containers.append(a) }
+        if keep == 1 { kept.containers.append(b) }
+      }
+    }
+    struct Outer: Encodable {
+      let keep: Int?
+      let kept: Kept
+      func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: AnyKey.self)
+        try c.encode(Twice(keep: keep, kept: kept), forKey: AnyKey("first"))
+        try c.encode(Twice(keep: nil, kept: kept), forKey: AnyKey("second"))
+        // The kept container's node was not taken for "second".
+        if keep != nil { #expect(kept.containers.last?.codingPath.map(\.stringValue) == ["first"]) }
+      }
+    }
+    var twice = DocumentBuilder()
+    twice.append("a", Int64(1))
+    twice.append("b", Int64(2))
+    var outer = DocumentBuilder()
+    outer.append("first", twice.document)
+    outer.append("second", twice.document)
+    let kept = Kept()
+    for keep in [0, 1, 0, 1] {
+      #expect(try BSONEncoder().encodeBytes(Outer(keep: keep, kept: kept)) == outer.bytes)
+      #expect(try BSONEncoder().encodeBytes(Outer(keep: nil, kept: kept)) == outer.bytes)
+    }
+    #expect(kept.containers.count == 4)
+    // Its path after the call: its own, or none once its state has gone (another test's
+    // concurrent encode can leave another state idle, and then this one is let go).
+    for container in kept.containers {
+      #expect([["first"], []].contains(container.codingPath.map(\.stringValue)))
+    }
+    for index in kept.containers.indices { try kept.containers[index].encode(3, forKey: AnyKey("late")) }
+    #expect(try BSONEncoder().encodeBytes(Outer(keep: nil, kept: kept)) == outer.bytes)
+  }
+
   /// One BSON level per keyed container, so that more containers are open at once than the
   /// decoder keeps boxes for (64).
   final class Chain: Codable, Equatable {

@@ -97,6 +97,10 @@ class CodingPathNode {
   /// it is only touched by the one encode call that owns it, so the dynamic exclusivity check of
   /// every assignment is left out.)
   @exclusivity(unchecked) final var parent: CodingPathNode?
+  /// The node of the enclosing container, not retained, when `parent` is `nil` and something
+  /// else keeps that node alive while this node's path can be read (the encoder's node stack,
+  /// see `EncodingState`); `nil` otherwise.
+  @exclusivity(unchecked) final var unownedParent: Unmanaged<CodingPathNode>?
   /// This node's key in its parent.
   @exclusivity(unchecked) final var component: CodingPathComponent
 
@@ -105,8 +109,11 @@ class CodingPathNode {
     self.component = component
   }
 
+  /// The node of the enclosing container (`parent` or `unownedParent`), or `nil` at the top level.
+  final var pathParent: CodingPathNode? { parent ?? unownedParent?.takeUnretainedValue() }
+
   /// The keys from the top level down to this node.
-  final var codingPath: [any CodingKey] { CodingPathNode.path(parent, component) }
+  final var codingPath: [any CodingKey] { CodingPathNode.path(pathParent, component) }
 
   /// The path of a value whose parent is `parent` and whose key is `component`.
   static func path(_ parent: CodingPathNode?, _ component: CodingPathComponent) -> [any CodingKey] {
@@ -115,7 +122,7 @@ class CodingPathNode {
     var node = parent
     while let current = node {
       if let key = current.component.codingKey { keys.append(key) }
-      node = current.parent
+      node = current.pathParent
     }
     keys.reverse()
     return keys

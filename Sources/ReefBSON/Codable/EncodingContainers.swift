@@ -80,8 +80,8 @@ extension EncodingNode: SingleValueEncodingContainer {
 struct KeyedBSONEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
   let slot: UnsafeMutablePointer<EncodingNode?>
 
-  /// Runs `body` with the node, without retaining it: the slot holds it while the container is
-  /// in use (a box in use is not free, so its slot is not given another node).
+  /// Runs `body` with the node, without retaining it: during its call the state holds it, after
+  /// the call the slot does (a box in use is not free, so its slot is not given another node).
   @inline(__always)
   private func withNode<R>(_ body: (EncodingNode) throws -> R) rethrows -> R {
     guard let node = UnsafeRawPointer(slot).load(as: UnsafeRawPointer?.self) else {

@@ -38,10 +38,20 @@ extension Optional: OptionalMarker {}
 /// In the normal (fast) mode every container writes into the one `writer`, in place: a nested
 /// container's header and length prefix are written when it is created, its elements follow, and
 /// its terminator and length are written when something outside it is written next (or at the
-/// end). `frames` is the chain of open containers, outermost first. A write to a container that
-/// was already closed means the containers were used out of order; the state then sets
-/// `needsTreeMode` and the encoder starts again in tree mode, where every container keeps its own
-/// bytes and the pieces are joined at the end.
+/// end). The node stack's first `depth` nodes are the chain of open containers, outermost first.
+/// A write to a container that was already closed means the containers were used out of order;
+/// the state then sets `needsTreeMode` and the encoder starts again in tree mode, where every
+/// container keeps its own bytes and the pieces are joined at the end.
+///
+/// Node lifetimes in fast mode: the state holds every node it made for a call until the call
+/// ends, in its node stack or in `retired` (a node whose stack slot was given a new node while
+/// something else still held it, and a detached node). A slot's node is reused (for a later node
+/// at the same depth, in this call or a later one) only when nothing but the stack holds it and
+/// no box held by its user writes to it. So the code of a call may use a node of that call
+/// without retaining it, the box cache's slots need not retain their nodes during the call (see
+/// ``KeyedEncodingBoxCache``), and a node's unretained parent reference
+/// (``CodingPathNode/unownedParent``) stays valid while anything can read it (see
+/// ``EncodingNode/writeNested(key:component:_:)``).
 final class EncodingState {
   static let kindSlotCount = 64
   /// The largest starting capacity taken from the previous document: one large document must
@@ -62,28 +72,25 @@ final class EncodingState {
     unsafeAddress { UnsafePointer(writerStorage) }
     unsafeMutableAddress { writerStorage }
   }
-  /// The open containers and pending values in fast mode, outermost first.
-  var frames: [EncodingNode] {
-    unsafeAddress { UnsafePointer(framesStorage) }
-    unsafeMutableAddress { framesStorage }
-  }
   private let writerStorage = UnsafeMutablePointer<BSONWriter>.allocate(capacity: 1)
-  private let framesStorage = UnsafeMutablePointer<[EncodingNode]>.allocate(capacity: 1)
-  /// Fast mode: nodes of nested values that were closed and referenced by nothing else, for reuse
-  /// (kept from call to call with the state).
-  private var spareNodes: [EncodingNode] {
-    unsafeAddress { UnsafePointer(spareNodesStorage) }
-    unsafeMutableAddress { spareNodesStorage }
-  }
-  private let spareNodesStorage = UnsafeMutablePointer<[EncodingNode]>.allocate(capacity: 1)
+  /// Fast mode: the node stack. `nodes[0..<depth]` are the open containers and pending values,
+  /// outermost first; `nodes[depth..<nodeCount]` are closed nodes, kept for reuse from call to
+  /// call (each slot holds its node strongly).
+  private var nodes: UnsafeMutablePointer<EncodingNode>
+  @exclusivity(unchecked) private var nodeCount = 0
+  @exclusivity(unchecked) private var nodeCapacity = 16
+  /// Fast mode: the number of open frames.
+  @exclusivity(unchecked) private(set) var depth = 0
+  /// Fast mode: nodes of the call outside the stack (whose stack slot was given a new node while
+  /// something else held them, and detached nodes), kept until the call ends (see the type's note
+  /// on lifetimes).
+  private var retired: [EncodingNode] = []
   /// Fast mode: boxes of keyed containers, reused from container to container and from call to call.
   var boxes: KeyedEncodingBoxCache {
     unsafeAddress { UnsafePointer(boxesStorage) }
     unsafeMutableAddress { boxesStorage }
   }
   private let boxesStorage = UnsafeMutablePointer<KeyedEncodingBoxCache>.allocate(capacity: 1)
-  /// Fast mode: the top-level node of the last call, reused when nothing else kept it.
-  private var rootNode: EncodingNode?
   /// Set in fast mode when a container was used after it was closed.
   @exclusivity(unchecked) var needsTreeMode = false
   /// The first error from an API that cannot throw (`container(keyedBy:)` and the like).
@@ -102,8 +109,7 @@ final class EncodingState {
     self.isTree = isTree
     kindSlots.initialize(repeating: EncodingKindSlot(type: nil, kind: .other), count: Self.kindSlotCount)
     writerStorage.initialize(to: BSONWriter(capacity: isTree ? 16 : 256))
-    framesStorage.initialize(to: [])
-    spareNodesStorage.initialize(to: [])
+    nodes = UnsafeMutablePointer<EncodingNode>.allocate(capacity: isTree ? 0 : nodeCapacity)
     boxesStorage.initialize(to: KeyedEncodingBoxCache())
   }
 
@@ -139,18 +145,19 @@ final class EncodingState {
   /// nodes are broken so that it can go).
   func endFast() {
     generation &+= 1
-    frames.removeAll(keepingCapacity: true)
+    depth = 0
     needsTreeMode = false
     error = nil
     cachedUserInfo = nil
     options = EncodingOptions.cleared
     writer = BSONWriter(buffer: Self.placeholderBuffer)
+    // First, so that the slots of kept boxes retain their nodes before the state lets go of them.
     boxes.endCall(all: false)
-    if rootNode != nil && !isKnownUniquelyReferenced(&rootNode!) { rootNode = nil }
+    retired.removeAll()
     let address = UInt(bitPattern: Unmanaged.passRetained(self).toOpaque())
     if !idleEncodingState.compareExchange(expected: 0, desired: address, ordering: .acquiringAndReleasing).exchanged {
-      spareNodes.removeAll()
-      rootNode = nil
+      nodes.deinitialize(count: nodeCount)
+      nodeCount = 0
       boxes.endCall(all: true)
       Unmanaged<EncodingState>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).release()
     }
@@ -164,10 +171,8 @@ final class EncodingState {
   deinit {
     writerStorage.deinitialize(count: 1)
     writerStorage.deallocate()
-    framesStorage.deinitialize(count: 1)
-    framesStorage.deallocate()
-    spareNodesStorage.deinitialize(count: 1)
-    spareNodesStorage.deallocate()
+    nodes.deinitialize(count: nodeCount)
+    nodes.deallocate()
     kindSlots.deinitialize(count: Self.kindSlotCount)
     kindSlots.deallocate()
     boxes.free()
@@ -175,24 +180,125 @@ final class EncodingState {
     boxesStorage.deallocate()
   }
 
-  /// The top-level node of this call: the last call's when nothing else kept it.
+  /// The top-level node of this call: in fast mode, the last call's when nothing else kept it.
   func makeRoot() -> EncodingNode {
-    if !isTree, let node = rootNode {
-      node.kind = .pending
+    if isTree { return EncodingNode(state: self, parent: nil, component: .root, kind: .pending, typeOffset: -1) }
+    return push(.pending, parent: nil, retainsParent: true, component: .root, typeOffset: -1).takeUnretainedValue()
+  }
+
+  // MARK: - The node stack (fast mode)
+
+  /// The node in slot `index` of the stack, unretained.
+  @inline(__always)
+  private func stackNode(_ index: Int) -> Unmanaged<EncodingNode> {
+    // Safe: `index` < `nodeCount`, so the slot holds a node.
+    Unmanaged.fromOpaque(UnsafeRawPointer(nodes + index).load(as: UnsafeRawPointer.self))
+  }
+
+  /// Opens a frame for a node of `kind` on top of the stack and returns the node, unretained
+  /// (the state holds it until the call ends). The node is the slot's last one when nothing else
+  /// holds that one, else a new one. With `retainsParent`, `parent` is held strongly (a node
+  /// handed to the caller's code); without, it is an ``CodingPathNode/unownedParent``.
+  @inline(__always)
+  func push(
+    _ kind: EncodingNode.Kind, parent: EncodingNode?, retainsParent: Bool, component: CodingPathComponent,
+    typeOffset: Int
+  ) -> Unmanaged<EncodingNode> {
+    let index = depth
+    guard index < nodeCount, isFree(index) else {
+      return pushNew(kind, parent: parent, retainsParent: retainsParent, component: component, typeOffset: typeOffset)
+    }
+    let node = stackNode(index)
+    node._withUnsafeGuaranteedRef { node in
+      if retainsParent {
+        node.unownedParent = nil
+        if node.parent !== parent { node.parent = parent }
+      } else {
+        if node.parent != nil { node.parent = nil }
+        node.unownedParent = parent.map { Unmanaged.passUnretained($0) }
+      }
+      node.component = component
+      node.kind = kind
+      node.typeOffset = typeOffset
       node.start = 0
       node.count = 0
       node.generation = generation
       node.isOpen = true
-      frames.append(node)
-      return node
     }
-    let node = EncodingNode(state: self, parent: nil, component: .root, kind: .pending, typeOffset: -1)
-    if !isTree {
-      node.isOpen = true
-      frames.append(node)
-      rootNode = node
-    }
+    depth = index &+ 1
     return node
+  }
+
+  /// Whether only the stack holds the node in slot `index`: no box held by its user writes to
+  /// it (a box cache slot for a free box lets go of it first), and nothing else retains it.
+  @inline(__always)
+  private func isFree(_ index: Int) -> Bool {
+    let held = stackNode(index)._withUnsafeGuaranteedRef { node in
+      boxes.release(node)
+      return KeyedEncodingBoxCache.isHeld(node)
+    }
+    return !held && isKnownUniquelyReferenced(&nodes[index])
+  }
+
+  @inline(never)
+  private func pushNew(
+    _ kind: EncodingNode.Kind, parent: EncodingNode?, retainsParent: Bool, component: CodingPathComponent,
+    typeOffset: Int
+  ) -> Unmanaged<EncodingNode> {
+    let node = EncodingNode(
+      state: self, parent: retainsParent ? parent : nil, component: component, kind: kind, typeOffset: typeOffset)
+    if !retainsParent { node.unownedParent = parent.map { Unmanaged.passUnretained($0) } }
+    node.isOpen = true
+    let index = depth
+    if index < nodeCount {
+      retired.append(nodes[index])
+      nodes[index] = node
+    } else {
+      if nodeCount == nodeCapacity {
+        let larger = UnsafeMutablePointer<EncodingNode>.allocate(capacity: nodeCapacity * 2)
+        larger.moveInitialize(from: nodes, count: nodeCount)
+        nodes.deallocate()
+        nodes = larger
+        nodeCapacity *= 2
+      }
+      (nodes + nodeCount).initialize(to: node)
+      nodeCount &+= 1
+    }
+    depth = index &+ 1
+    return stackNode(index)
+  }
+
+  /// Keeps `node`, a node of this fast-mode call outside the stack, until the call ends.
+  @inline(never)
+  func hold(_ node: EncodingNode) {
+    retired.append(node)
+  }
+
+  /// Drops the innermost open frame (which is `node`) without writing anything.
+  @inline(__always)
+  func popInnermost(_ node: EncodingNode) {
+    depth &-= 1
+    node.isOpen = false
+  }
+
+  /// Ends the nested value `node`, pushed with an unretained parent in slot `index`, whose
+  /// ``EncodingNode/writeNested(key:component:_:)`` is returning: when anything but the state still
+  /// holds it, it now holds `parent` strongly, so that its coding path outlives the stack's reuse
+  /// of its parent's slot.
+  @inline(__always)
+  func endNested(_ node: EncodingNode, at index: Int, parent: EncodingNode) {
+    boxes.release(node)
+    // A closed node above, with its strong reference to `node`, lets go of it when nothing else holds it.
+    let above = index &+ 1
+    if above < nodeCount && stackNode(above)._withUnsafeGuaranteedRef({ $0.parent === node }) && isFree(above) {
+      stackNode(above)._withUnsafeGuaranteedRef { $0.parent = nil }
+    }
+    if index < nodeCount && stackNode(index).toOpaque() == Unmanaged.passUnretained(node).toOpaque()
+      && !KeyedEncodingBoxCache.isHeld(node) && isKnownUniquelyReferenced(&nodes[index])
+    {
+      return
+    }
+    if node.parent == nil { node.parent = parent }
   }
 
   /// How values of static type `T` are encoded; classified once per type and process, and
@@ -249,32 +355,6 @@ final class EncodingState {
     return info
   }
 
-  /// A pending node for a nested value in fast mode: a spare one when there is one.
-  @inline(__always)
-  func pendingNode(parent: EncodingNode, component: CodingPathComponent, typeOffset: Int) -> EncodingNode {
-    guard let node = spareNodes.popLast() else {
-      return EncodingNode(state: self, parent: parent, component: component, kind: .pending, typeOffset: typeOffset)
-    }
-    node.parent = parent
-    node.component = component
-    node.typeOffset = typeOffset
-    node.generation = generation
-    return node
-  }
-
-  /// Keeps `node` (closed, fast mode) for reuse when nothing else refers to it.
-  @inline(__always)
-  func recycle(_ node: consuming EncodingNode) {
-    boxes.release(node)
-    guard isKnownUniquelyReferenced(&node) else { return }
-    node.parent = nil
-    node.component = .root
-    node.kind = .pending
-    node.start = 0
-    node.count = 0
-    spareNodes.append(node)
-  }
-
   /// Records the first error of an API that cannot throw; `encode` throws it at the end.
   func record(_ error: any Error) {
     if self.error == nil { self.error = error }
@@ -303,28 +383,27 @@ final class EncodingState {
   /// Whether `node` is the innermost open frame (compared in place, without retaining it).
   @inline(__always)
   func isInnermost(_ node: EncodingNode) -> Bool {
-    framesStorage.pointee.withUnsafeBufferPointer { open in
-      guard let last = open.last else { return false }
-      return ObjectIdentifier(last) == ObjectIdentifier(node)
-    }
+    depth > 0 && stackNode(depth &- 1).toOpaque() == Unmanaged.passUnretained(node).toOpaque()
   }
 
   /// Closes the innermost open frame: writes its terminator and length, or an empty document for
   /// a value that never encoded anything.
   func closeInnermost() {
-    let node = frames.removeLast()
-    node.isOpen = false
-    switch node.kind {
-    case .document, .array: writer.endDocument(node.start)
-    case .pending: writer.emptyDocument()  // its type byte is already 0x03
-    case .value: break
+    depth &-= 1
+    stackNode(depth)._withUnsafeGuaranteedRef { node in
+      node.isOpen = false
+      switch node.kind {
+      case .document, .array: writer.endDocument(node.start)
+      case .pending: writer.emptyDocument()  // its type byte is already 0x03
+      case .value: break
+      }
     }
   }
 
   /// Closes `node` and everything opened inside it, when it is still open.
   func close(through node: EncodingNode) {
     guard node.isOpen else { return }
-    while !frames.isEmpty {
+    while depth > 0 {
       let wasNode = isInnermost(node)
       closeInnermost()
       if wasNode { return }
@@ -335,18 +414,23 @@ final class EncodingState {
   /// `mark`. Returns `false` when that is impossible because the element's container was closed
   /// meanwhile (out-of-order use); the caller then switches to tree mode.
   func rollBack(to depth: Int, container: EncodingNode, mark: Int) -> Bool {
-    guard frames.count >= depth, frames[depth - 1] === container else {
+    guard self.depth >= depth, depth > 0,
+      stackNode(depth &- 1).toOpaque() == Unmanaged.passUnretained(container).toOpaque()
+    else {
       needsTreeMode = true
       return false
     }
-    while frames.count > depth { frames.removeLast().isOpen = false }
+    while self.depth > depth {
+      self.depth &-= 1
+      stackNode(self.depth)._withUnsafeGuaranteedRef { $0.isOpen = false }
+    }
     writer.truncate(to: mark)
     return true
   }
 
   /// The finished document in fast mode (closes what is still open).
   func finishFast() -> BSONWriter {
-    while !frames.isEmpty { closeInnermost() }
+    while depth > 0 { closeInnermost() }
     return writer
   }
 
@@ -489,25 +573,30 @@ final class EncodingNode: CodingPathNode {
     }
     guard state.prepareWrite(self), !state.needsTreeMode else { return }
     let mark = state.writer.count
-    let depth = state.frames.count
+    let depth = state.depth
     // A document until the value says otherwise, so that a value that encodes nothing is `{}`.
     state.writer.byte(BSONType.document.rawValue)
     guard state.writer.appendKey(key) else {
       state.writer.truncate(to: mark)
       throw invalidKey(key, component)
     }
-    let child = state.pendingNode(parent: self, component: component, typeOffset: mark)
-    child.isOpen = true
-    state.frames.append(child)
-    do {
-      try body(child)
-    } catch {
-      // In tree mode the error (if it is real) happens again and is thrown from there.
-      if state.needsTreeMode || !state.rollBack(to: depth, container: self, mark: mark) { return }
-      throw error
-    }
-    state.close(through: child)
-    state.recycle(consume child)
+    // Neither the child nor its reference to this node is retained: the state holds both until
+    // the call ends (see `EncodingState`), and `self` is held by this method's caller while
+    // `body` runs. The child's path is read through that reference only by code that holds the
+    // child: while `body` runs, or later if something kept it, which `endNested` checks as the
+    // child ends: it then holds this node strongly (and this node, held, does the same as it ends).
+    try state.push(.pending, parent: self, retainsParent: false, component: component, typeOffset: mark)
+      ._withUnsafeGuaranteedRef { child in
+        defer { state.endNested(child, at: depth, parent: self) }
+        do {
+          try body(child)
+        } catch {
+          // In tree mode the error (if it is real) happens again and is thrown from there.
+          if state.needsTreeMode || !state.rollBack(to: depth, container: self, mark: mark) { return }
+          throw error
+        }
+        state.close(through: child)
+      }
   }
 
   /// Creates a nested document or array container as the element `key`.
@@ -533,10 +622,10 @@ final class EncodingNode: CodingPathNode {
       state.record(invalidKey(key, component))
       return detachedNode(wanted, component)
     }
-    let child = EncodingNode(state: state, parent: self, component: component, kind: wanted, typeOffset: mark)
-    child.start = state.writer.beginDocument()
-    child.isOpen = true
-    state.frames.append(child)
+    let start = state.writer.beginDocument()
+    let child = state.push(wanted, parent: self, retainsParent: true, component: component, typeOffset: mark)
+      .takeUnretainedValue()
+    child.start = start
     return child
   }
 
@@ -562,10 +651,8 @@ final class EncodingNode: CodingPathNode {
       state.record(invalidKey(key, component))
       return detachedNode(.pending, component)
     }
-    let child = EncodingNode(state: state, parent: self, component: component, kind: .pending, typeOffset: mark)
-    child.isOpen = true
-    state.frames.append(child)
-    return child
+    return state.push(.pending, parent: self, retainsParent: true, component: component, typeOffset: mark)
+      .takeUnretainedValue()
   }
 
   /// A node whose writes go nowhere, for containers that could not be created (the error is
@@ -573,6 +660,7 @@ final class EncodingNode: CodingPathNode {
   private func detachedNode(_ kind: Kind, _ component: CodingPathComponent) -> EncodingNode {
     let node = EncodingNode(state: state, parent: self, component: component, kind: kind, typeOffset: Int.max)
     node.generation = generation  // a node of an earlier call makes nodes of that call
+    if !state.isTree && isLive { state.hold(node) }
     return node
   }
 
@@ -615,13 +703,12 @@ final class EncodingNode: CodingPathNode {
     if !isRoot { state.writer[typeOffset] = type.rawValue }
     value(&state.writer)
     kind = .value
-    state.frames.removeLast()
-    isOpen = false
+    state.popInnermost(self)
   }
 
   /// Encodes `value` as this node's value.
   func encodeSingle<T: Encodable>(_ value: T) throws {
-    if let encoding = try state.primitiveEncoding(value, at: CodingPathRef(parent: parent, component: component)) {
+    if let encoding = try state.primitiveEncoding(value, at: CodingPathRef(parent: pathParent, component: component)) {
       switch encoding {
       case .value(let bson):
         return try writeSingle(bson.type) { $0.value(bson) }

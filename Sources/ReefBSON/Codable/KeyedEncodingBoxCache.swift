@@ -1,13 +1,18 @@
 /// Reuses the standard library's boxes of keyed encoding containers in fast mode (see
 /// ``ContainerBoxSlots`` for why and how a box is known to be free).
 ///
-/// A box's container (``KeyedBSONEncodingContainer``) reads its node from a slot of the cache,
-/// which holds the node strongly while the box is handed out, so that a container kept by its
-/// user keeps its node (which then writes nothing, or sends the call to tree mode, as before).
-/// The slot lets go of the node when the node is recycled with its box free (``release(_:)``) and
-/// when the call ends; a node therefore records its slot (``EncodingNode/boxSlot``).
+/// A box's container (``KeyedBSONEncodingContainer``) reads its node from a slot of the cache.
+/// During a call the slot does not retain its node (the state holds every node of its call until
+/// the call ends, see `EncodingState`), and a node whose box is held (``isHeld(_:)``) is not
+/// taken for reuse. When the call ends, the slot of a box its user kept retains its node, so that
+/// the kept container keeps its node (which then writes nothing, as before). The slot lets go of
+/// the node when the node's nested value ends or its stack slot is about to be reused with its box
+/// free (``release(_:)``) and when the call ends; a node therefore records its slot
+/// (``EncodingNode/boxSlot``). A node is in at most one slot that does not retain it: that one.
 struct KeyedEncodingBoxCache {
   private var boxes = ContainerBoxSlots<EncodingNode?>()
+  /// Bit `i`: slot `i` retains its node. (``ContainerBoxSlots/capacity`` is 64.)
+  private var retained: UInt64 = 0
 
   /// A container of `Key`s writing to `node`, in a reused box when one is free.
   @inline(__always)
@@ -20,11 +25,50 @@ struct KeyedEncodingBoxCache {
   }
 
   @inline(__always)
-  private func bind(_ index: Int, _ node: EncodingNode) {
-    let slot = boxes[index].payload
-    if let old = slot.pointee, old !== node, old.boxSlot == index { old.boxSlot = -1 }
-    slot.pointee = node
+  private mutating func bind(_ index: Int, _ node: EncodingNode) {
+    if let old = Self.node(in: boxes[index].payload) {
+      old._withUnsafeGuaranteedRef { if $0 !== node && $0.boxSlot == index { $0.boxSlot = -1 } }
+      clear(index)
+    }
+    let earlier = node.boxSlot
+    if earlier >= 0 && earlier != index { keepOrClear(earlier) }
+    UnsafeMutableRawPointer(boxes[index].payload).storeBytes(
+      of: UnsafeRawPointer(Unmanaged.passUnretained(node).toOpaque()), as: UnsafeRawPointer?.self)
     node.boxSlot = index
+  }
+
+  /// The node in `slot`, unretained.
+  @inline(__always)
+  private static func node(in slot: UnsafeMutablePointer<EncodingNode?>) -> Unmanaged<EncodingNode>? {
+    UnsafeRawPointer(slot).load(as: UnsafeRawPointer?.self).map { Unmanaged.fromOpaque($0) }
+  }
+
+  @inline(__always)
+  private static func bit(_ index: Int) -> UInt64 { 1 &<< UInt64(truncatingIfNeeded: index) }
+
+  /// Empties slot `index`, releasing its node if the slot retains it.
+  @inline(__always)
+  private mutating func clear(_ index: Int) {
+    let slot = boxes[index].payload
+    guard let node = Self.node(in: slot) else { return }
+    UnsafeMutableRawPointer(slot).storeBytes(of: nil, as: UnsafeRawPointer?.self)
+    if retained & Self.bit(index) != 0 {
+      retained &= ~Self.bit(index)
+      node.release()
+    }
+  }
+
+  /// Slot `index` (which holds a node) lets go of it when its box is free, else retains it.
+  @inline(never)
+  private mutating func keepOrClear(_ index: Int) {
+    guard let node = Self.node(in: boxes[index].payload) else { return }
+    if boxes.isFree(index) {
+      node._withUnsafeGuaranteedRef { if $0.boxSlot == index { $0.boxSlot = -1 } }
+      clear(index)
+    } else if retained & Self.bit(index) == 0 {
+      retained |= Self.bit(index)
+      _ = node.retain()
+    }
   }
 
   @inline(never)
@@ -40,30 +84,40 @@ struct KeyedEncodingBoxCache {
     return container
   }
 
-  /// Lets go of `node` (about to be recycled) when the box that writes to it is free.
+  /// Lets go of `node` (closed, to be reused when nothing else holds it) when the box that writes
+  /// to it is free.
   @inline(__always)
-  func release(_ node: EncodingNode) {
+  mutating func release(_ node: EncodingNode) {
     let index = node.boxSlot
     guard index >= 0, boxes.isFree(index) else { return }
     node.boxSlot = -1
-    boxes[index].payload.pointee = nil
+    clear(index)
   }
 
-  /// Ends a call: slots of free boxes let go of their nodes; with `all`, so do the slots of boxes
-  /// their users kept (whose containers then write nowhere), so that nothing keeps the state.
-  func endCall(all: Bool) {
-    for index in 0..<boxes.count where all || boxes.isFree(index) {
-      let slot = boxes[index].payload
-      if let node = slot.pointee, node.boxSlot == index { node.boxSlot = -1 }
-      slot.pointee = nil
+  /// Whether a box that writes to `node` is held by its user (after ``release(_:)``).
+  @inline(__always)
+  static func isHeld(_ node: EncodingNode) -> Bool { node.boxSlot >= 0 }
+
+  /// Ends a call: slots of free boxes let go of their nodes, and slots of boxes their users kept
+  /// retain theirs (the state is about to let go of its nodes); with `all`, every slot lets go
+  /// (kept containers then write nowhere), so that nothing keeps the state.
+  mutating func endCall(all: Bool) {
+    for index in 0..<boxes.count {
+      guard let node = Self.node(in: boxes[index].payload) else { continue }
+      if all {
+        node._withUnsafeGuaranteedRef { if $0.boxSlot == index { $0.boxSlot = -1 } }
+        clear(index)
+      } else {
+        keepOrClear(index)
+      }
     }
   }
 
   /// Frees the cache (its state is going). A box its user still holds keeps its node slot (the
   /// box's container reads it: empty, it writes nowhere), which is then never freed.
   mutating func free() {
+    for index in 0..<boxes.count { clear(index) }
     boxes.free { slot, held in
-      slot.pointee = nil
       if !held {
         slot.deinitialize(count: 1)
         slot.deallocate()
