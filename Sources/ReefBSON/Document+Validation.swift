@@ -8,6 +8,12 @@
 public struct ValidationOptions: Hashable, Sendable {
   /// The deepest nesting of embedded documents and arrays allowed below the top-level document.
   /// MongoDB's limit, 100, is the default.
+  ///
+  /// Validation recurses once per level, using about 1 KiB of stack per level in a release build
+  /// (several times that in a debug or sanitizer build). A document nested deeper than the
+  /// validating thread's stack allows crashes instead of being refused, so keep the limit well
+  /// below the stack size divided by that: a few thousand levels on an 8 MiB main thread, a few
+  /// hundred on a 512 KiB secondary thread.
   public var maximumDepth: Int
   /// The largest top-level document, in bytes. The default is MongoDB's 16 MiB plus the 16 KiB
   /// it allows internally for command overhead, so that anything a server wrote can be read.

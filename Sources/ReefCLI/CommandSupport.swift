@@ -119,15 +119,23 @@ public struct ValidationFlags: ParsableArguments {
   /// The deepest nesting of documents and arrays accepted.
   @Option(
     name: .customLong("max-depth"),
-    help: ArgumentHelp("Deepest nesting of documents and arrays accepted (MongoDB's limit is 100).", valueName: "n"))
+    help: ArgumentHelp(
+      "Deepest nesting of documents and arrays accepted, up to 1000 (MongoDB's limit is 100).", valueName: "n"))
   public var maximumDepth: Int = ValidationOptions.default.maximumDepth
 
   /// Creates the flags (ArgumentParser fills in their values).
   public init() {}
 
+  /// The largest `--max-depth`: validation recurses once per level (about 1 KiB of stack each in
+  /// a release build), and a deeper limit would let a deep enough file overflow the stack (a
+  /// crash at about 8,000 levels on an 8 MiB main thread) instead of being refused.
+  public static let largestMaximumDepth = 1_000
+
   /// Checks that the depth is usable.
   public func validate() throws {
-    guard maximumDepth >= 0 else { throw ValidationError("--max-depth must be 0 or more, found \(maximumDepth)") }
+    guard (0...Self.largestMaximumDepth).contains(maximumDepth) else {
+      throw ValidationError("--max-depth must be from 0 to \(Self.largestMaximumDepth), found \(maximumDepth)")
+    }
   }
 
   /// The library options these flags describe.

@@ -46,12 +46,14 @@ extension Optional: OptionalMarker {}
 /// Node lifetimes in fast mode: the state holds every node it made for a call until the call
 /// ends, in its node stack or in `retired` (a node whose stack slot was given a new node while
 /// something else still held it, and a detached node). A slot's node is reused (for a later node
-/// at the same depth, in this call or a later one) only when nothing but the stack holds it and
-/// no box held by its user writes to it. So the code of a call may use a node of that call
-/// without retaining it, the box cache's slots need not retain their nodes during the call (see
-/// ``KeyedEncodingBoxCache``), and a node's unretained parent reference
-/// (``CodingPathNode/unownedParent``) stays valid while anything can read it (see
-/// ``EncodingNode/writeNested(key:component:_:)``).
+/// at the same depth, in this call or a later one) only when nothing but the stack holds it, no
+/// box held by its user writes to it, and its nested value has ended (``EncodingNode/isNesting``:
+/// `writeNested` and the `encode(to:)` it calls use the node without retaining it, and a value
+/// that writes into an outer container closes its own node while it still encodes). So the code
+/// of a call may use a node of that call without retaining it, the box cache's slots need not
+/// retain their nodes during the call (see ``KeyedEncodingBoxCache``), and a node's unretained
+/// parent reference (``CodingPathNode/unownedParent``) stays valid while anything can read it
+/// (see ``EncodingNode/writeNested(key:component:_:)``).
 final class EncodingState {
   static let kindSlotCount = 64
   /// The largest starting capacity taken from the previous document: one large document must
@@ -66,7 +68,7 @@ final class EncodingState {
   /// (``EncodingNode/isLive``), so an encoder or container kept past its call writes nothing into
   /// a later call that reuses this state.
   @exclusivity(unchecked) private(set) var generation: UInt64 = 0
-  /// The output in fast mode. It lives behind a pointer (as do `frames`) so that the many small
+  /// The output in fast mode. It lives behind a pointer (as does `boxes`) so that the many small
   /// writes cost no dynamic exclusivity check.
   var writer: BSONWriter {
     unsafeAddress { UnsafePointer(writerStorage) }
@@ -196,9 +198,10 @@ final class EncodingState {
   }
 
   /// Opens a frame for a node of `kind` on top of the stack and returns the node, unretained
-  /// (the state holds it until the call ends). The node is the slot's last one when nothing else
-  /// holds that one, else a new one. With `retainsParent`, `parent` is held strongly (a node
-  /// handed to the caller's code); without, it is an ``CodingPathNode/unownedParent``.
+  /// (the state holds it until the call ends). The node is the slot's last one when that one is
+  /// free (``isFree(_:)``), else a new one. With `retainsParent`, `parent` is held strongly (a
+  /// node handed to the caller's code); without, it is an ``CodingPathNode/unownedParent`` and
+  /// the node is a nested value's (``EncodingNode/isNesting`` until ``endNested(_:at:parent:)``).
   @inline(__always)
   func push(
     _ kind: EncodingNode.Kind, parent: EncodingNode?, retainsParent: Bool, component: CodingPathComponent,
@@ -224,20 +227,22 @@ final class EncodingState {
       node.count = 0
       node.generation = generation
       node.isOpen = true
+      node.isNesting = !retainsParent
     }
     depth = index &+ 1
     return node
   }
 
-  /// Whether only the stack holds the node in slot `index`: no box held by its user writes to
-  /// it (a box cache slot for a free box lets go of it first), and nothing else retains it.
+  /// Whether the node in slot `index` can be given to another value: its nested value has
+  /// ended (its `writeNested` may be using it unretained), no box held by its user writes to it
+  /// (a box cache slot for a free box lets go of it first), and nothing but the stack retains it.
   @inline(__always)
   private func isFree(_ index: Int) -> Bool {
-    let held = stackNode(index)._withUnsafeGuaranteedRef { node in
+    let inUse = stackNode(index)._withUnsafeGuaranteedRef { node in
       boxes.release(node)
-      return KeyedEncodingBoxCache.isHeld(node)
+      return node.isNesting || KeyedEncodingBoxCache.isHeld(node)
     }
-    return !held && isKnownUniquelyReferenced(&nodes[index])
+    return !inUse && isKnownUniquelyReferenced(&nodes[index])
   }
 
   @inline(never)
@@ -249,6 +254,7 @@ final class EncodingState {
       state: self, parent: retainsParent ? parent : nil, component: component, kind: kind, typeOffset: typeOffset)
     if !retainsParent { node.unownedParent = parent.map { Unmanaged.passUnretained($0) } }
     node.isOpen = true
+    node.isNesting = !retainsParent
     let index = depth
     if index < nodeCount {
       retired.append(nodes[index])
@@ -287,15 +293,15 @@ final class EncodingState {
   /// of its parent's slot.
   @inline(__always)
   func endNested(_ node: EncodingNode, at index: Int, parent: EncodingNode) {
-    boxes.release(node)
+    node.isNesting = false
     // A closed node above, with its strong reference to `node`, lets go of it when nothing else holds it.
     let above = index &+ 1
     if above < nodeCount && stackNode(above)._withUnsafeGuaranteedRef({ $0.parent === node }) && isFree(above) {
       stackNode(above)._withUnsafeGuaranteedRef { $0.parent = nil }
     }
-    if index < nodeCount && stackNode(index).toOpaque() == Unmanaged.passUnretained(node).toOpaque()
-      && !KeyedEncodingBoxCache.isHeld(node) && isKnownUniquelyReferenced(&nodes[index])
-    {
+    // Still in its slot and free: nothing can read its path any more. (A node that left its
+    // slot is in `retired`, and may be held elsewhere.)
+    if index < nodeCount && stackNode(index).toOpaque() == Unmanaged.passUnretained(node).toOpaque() && isFree(index) {
       return
     }
     if node.parent == nil { node.parent = parent }
@@ -463,8 +469,13 @@ final class EncodingNode: CodingPathNode {
   @exclusivity(unchecked) var typeOffset: Int
   /// Fast mode: the offset of the length prefix once this is a document or array.
   @exclusivity(unchecked) var start = 0
-  /// Fast mode: whether the node is in `state.frames`.
+  /// Fast mode: whether the node is one of the state's open frames (the first `depth` nodes of
+  /// its node stack).
   @exclusivity(unchecked) var isOpen = false
+  /// Fast mode: whether the nested value the node was pushed for is still being encoded (its
+  /// ``writeNested(key:component:_:)`` has not returned), so that the node is not reused even
+  /// when it is closed and only the stack retains it (see `EncodingState.isFree(_:)`).
+  @exclusivity(unchecked) var isNesting = false
   /// Fast mode: the generation of the call the node belongs to (see ``EncodingState/generation``).
   @exclusivity(unchecked) var generation: UInt64
   /// The number of array elements written.
@@ -581,10 +592,12 @@ final class EncodingNode: CodingPathNode {
       throw invalidKey(key, component)
     }
     // Neither the child nor its reference to this node is retained: the state holds both until
-    // the call ends (see `EncodingState`), and `self` is held by this method's caller while
-    // `body` runs. The child's path is read through that reference only by code that holds the
-    // child: while `body` runs, or later if something kept it, which `endNested` checks as the
-    // child ends: it then holds this node strongly (and this node, held, does the same as it ends).
+    // the call ends (see `EncodingState`), `self` is held by this method's caller while `body`
+    // runs, and the child is not reused until `endNested` (`isNesting`), even if `body` closes it
+    // (by writing into an outer container) and its caller does not retain it. The child's path
+    // is read through its reference to this node only while `body` runs, or later by code that
+    // kept the child, which `endNested` checks as the child ends: it then holds this node
+    // strongly (and this node, held, does the same as it ends).
     try state.push(.pending, parent: self, retainsParent: false, component: component, typeOffset: mark)
       ._withUnsafeGuaranteedRef { child in
         defer { state.endNested(child, at: depth, parent: self) }
