@@ -155,9 +155,10 @@ public struct TransactionCollection {
         // `_id`). Otherwise a document can come up in several ranges or under several elements, and
         // keys come in index order: those results are de-duplicated and put back in `_id` order.
         let inIDOrder = plan.ranges.count == 1 && plan.ranges[0].isEquality && plan.index.keys.count == 1
-        // In a read transaction the documents are looked up a batch of primary keys at a time,
-        // their searches' cache misses overlapping (`reef_lookup_many`); otherwise one at a time.
-        run.pointee.batch = lmdb.lookupTree(documentsDB, name: info.documentsName).map(DocumentBatch.init)
+        // In a read transaction, from the second document on, the documents are looked up a batch
+        // of primary keys at a time, their searches' cache misses overlapping (`reef_lookup_many`);
+        // otherwise (and for a single match, which the batch's setup would only slow) one at a time.
+        run.pointee.mayBatch = lmdb.readOnly
         defer { run.pointee.batch?.deallocate() }
         // Each document is read (and its bytes prefetched) one step ahead of being tested, so that
         // its cache misses overlap the test of the one before. Pointers into the map stay valid
@@ -176,6 +177,13 @@ public struct TransactionCollection {
               let key = Array(primaryKey)
               guard run.pointee.seen.insert(key).inserted else { return true }
               copiedKey = key
+            }
+            if run.pointee.mayBatch && run.pointee.pending != nil {
+              run.pointee.mayBatch = false
+              if let tree = lmdb.lookupTree(documentsDB, name: info.documentsName) {
+                try run.pointee.testPending()  // the first document, before the batch's
+                run.pointee.batch = DocumentBatch(tree: tree)
+              }
             }
             if run.pointee.batch != nil {
               run.pointee.batch!.append(primaryKey, copiedKey: copiedKey)
@@ -588,6 +596,8 @@ struct QueryRun {
 
   /// Primary keys from an index, looked up a batch at a time (in a read transaction).
   var batch: DocumentBatch?
+  /// Whether the index plan may still start batching (in a read transaction, at its second key).
+  var mayBatch = false
 
   /// Looks up the batch's primary keys and tests their documents in the batch's order.
   mutating func testBatch(_ lmdb: LMDBTransaction, _ documents: MDB_dbi) throws(StoreError) {

@@ -21,6 +21,7 @@ import Testing
       let indexed = transaction.collection("indexed")
       let plain = transaction.collection("plain")
       try indexed.createIndex(["group": 1])
+      try indexed.createIndex(["n": 1])
       for number in 0..<30_000 {
         var document: Document = [
           "_id": .int64(Int64(bitPattern: generator.next())), "group": .int32(Int32(number % 40)),
@@ -46,8 +47,10 @@ import Testing
     let plain = temporary.store.collection("plain")
     for filter: Document in [
       ["group": 7], ["group": 0], ["group": ["$in": [3, 38, 12]]], ["group": ["$gte": 36]], ["group": 99],
+      // One, two and three matches: batching starts at the second.
+      ["n": 17], ["n": ["$in": [29_999, 5]]], ["n": ["$gte": 29_998]], ["n": ["$in": [3, 1, 2]]],
     ] {
-      #expect(try indexed.explain(filter).index == "group_1")
+      #expect(try indexed.explain(filter).index == (filter["n"] == nil ? "group_1" : "n_1"))
       let batched = try indexed.find(filter)
       let oneByOne = try temporary.store.write { try $0.collection("indexed").find(filter) }
       let scanned = try plain.find(filter)

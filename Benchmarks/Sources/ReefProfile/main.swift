@@ -8,7 +8,7 @@
 //
 //   perf record -g .build/release/ReefProfile store-insert 1000000   one write transaction, then commit
 //   perf record -g .build/release/ReefProfile store-get 100000 [CALLS] document(forID:) per call
-//   perf record -g .build/release/ReefProfile store-query 100000 indexed|plain [CALLS [cold]]   find on address.city
+//   perf record -g .build/release/ReefProfile store-query 100000 indexed|plain|one [CALLS [cold]]   find on address.city (one: on name, 1 match)
 import BenchSupport
 import CBench
 import ReefBSON
