@@ -75,8 +75,9 @@ extension EncodingNode: SingleValueEncodingContainer {
 /// A keyed container: the elements of an embedded document, written in place in encoding order.
 ///
 /// The container is a pointer to its node's slot (the standard library's box copies it on every
-/// call), which a ``KeyedEncodingBoxCache`` or an ``OwnedKeyedEncodingContainer`` keeps. An empty
-/// slot (a container kept past its call, whose state has gone) writes nowhere.
+/// call), which a ``KeyedEncodingBoxCache`` or an ``OwnedKeyedEncodingContainer`` keeps. A
+/// container kept past its call keeps its node, which is no longer live and writes nothing; an
+/// empty slot writes nowhere too.
 struct KeyedBSONEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
   let slot: UnsafeMutablePointer<EncodingNode?>
 

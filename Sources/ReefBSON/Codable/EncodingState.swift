@@ -144,7 +144,8 @@ final class EncodingState {
 
   /// Ends a fast-mode call: its nodes stop being live, the per-call fields are cleared, and the
   /// state is kept for the next call (or, when one is kept already, its reference cycles with its
-  /// nodes are broken so that it can go).
+  /// nodes are broken so that it can go; a node that a container kept past the call still holds
+  /// keeps it, see ``KeyedEncodingBoxCache/endCall()``).
   func endFast() {
     generation &+= 1
     depth = 0
@@ -154,13 +155,12 @@ final class EncodingState {
     options = EncodingOptions.cleared
     writer = BSONWriter(buffer: Self.placeholderBuffer)
     // First, so that the slots of kept boxes retain their nodes before the state lets go of them.
-    boxes.endCall(all: false)
+    boxes.endCall()
     retired.removeAll()
     let address = UInt(bitPattern: Unmanaged.passRetained(self).toOpaque())
     if !idleEncodingState.compareExchange(expected: 0, desired: address, ordering: .acquiringAndReleasing).exchanged {
       nodes.deinitialize(count: nodeCount)
       nodeCount = 0
-      boxes.endCall(all: true)
       Unmanaged<EncodingState>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).release()
     }
   }

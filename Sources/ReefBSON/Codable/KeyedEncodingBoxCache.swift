@@ -99,22 +99,20 @@ struct KeyedEncodingBoxCache {
   static func isHeld(_ node: EncodingNode) -> Bool { node.boxSlot >= 0 }
 
   /// Ends a call: slots of free boxes let go of their nodes, and slots of boxes their users kept
-  /// retain theirs (the state is about to let go of its nodes); with `all`, every slot lets go
-  /// (kept containers then write nowhere), so that nothing keeps the state.
-  mutating func endCall(all: Bool) {
-    for index in 0..<boxes.count {
-      guard let node = Self.node(in: boxes[index].payload) else { continue }
-      if all {
-        node._withUnsafeGuaranteedRef { if $0.boxSlot == index { $0.boxSlot = -1 } }
-        clear(index)
-      } else {
-        keepOrClear(index)
-      }
-    }
+  /// retain theirs (the state is about to let go of its nodes).
+  ///
+  /// A slot whose box is held never lets go of its node, even when the state itself is let go:
+  /// the kept container may be read on another thread at any moment (its `codingPath`, a write
+  /// that does nothing), and it reads the node through the slot without retaining it, so a
+  /// release there could free the node under that read. Such a node (which holds its state) is
+  /// never freed: a kept container costs its state's memory, never memory safety.
+  mutating func endCall() {
+    for index in 0..<boxes.count where Self.node(in: boxes[index].payload) != nil { keepOrClear(index) }
   }
 
-  /// Frees the cache (its state is going). A box its user still holds keeps its node slot (the
-  /// box's container reads it: empty, it writes nowhere), which is then never freed.
+  /// Frees the cache (its state is going, so no slot retains a node: each would hold the state).
+  /// A box its user still holds keeps its slot (its container reads it: empty, it writes
+  /// nowhere), which is then never freed.
   mutating func free() {
     for index in 0..<boxes.count { clear(index) }
     boxes.free { slot, held in
