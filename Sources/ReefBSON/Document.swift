@@ -78,6 +78,15 @@ public struct Document: Sendable {
     self.init(storage: DocumentStorage(copying: bytes), start: 0, length: bytes.count)
   }
 
+  /// A copy of a document that Reef's store validated with the default options when it wrote it
+  /// (and whose checksum it has just verified), recorded as known valid (``isKnownValid``): the
+  /// store does not validate it again when it is written elsewhere. For Reef's own modules only;
+  /// the bytes are trusted as with ``init(trustedCopying:)``.
+  @_spi(ReefInternal)
+  public init(storedCopying bytes: UnsafeRawBufferPointer) {
+    self.init(storage: DocumentStorage(copying: bytes), validatedWith: .default)
+  }
+
   /// A copy of this document in memory of its own.
   ///
   /// The bytes are not validated again (they were when this document was made), so this is the

@@ -24,6 +24,10 @@ import Testing
     }
     #expect(address.isKnownValid)
     #expect(tags.document.isKnownValid)
+    // A copy of a document the store validated when it wrote it.
+    let stored = bytes.withUnsafeBytes { Document(storedCopying: $0) }
+    #expect(stored.isKnownValid)
+    #expect(stored.bytes == bytes)
   }
 
   @Test func documentsValidatedMoreLeniently_builtOrTrustedAreNot() throws {
