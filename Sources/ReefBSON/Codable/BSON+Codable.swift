@@ -70,7 +70,7 @@ extension Document: BSONEncodingPrimitive, BSONDecodingPrimitive, Codable {
   ///
   /// - Throws: `DecodingError` for a value that is not a document, or a key containing a zero byte.
   public init(from decoder: any Decoder) throws {
-    if let bson = decoder as? BSONDecoderImpl {
+    if let bson = BSONDecoderImpl.of(decoder) {
       self = try bson.decodeCurrent(Document.self)
       return
     }
@@ -109,7 +109,7 @@ extension BSONArray: BSONEncodingPrimitive, BSONDecodingPrimitive, Codable {
   /// Decodes an array: a view on the same bytes with `BSONDecoder`; with other decoders from an
   /// unkeyed container of ``BSON`` values.
   public init(from decoder: any Decoder) throws {
-    if let bson = decoder as? BSONDecoderImpl {
+    if let bson = BSONDecoderImpl.of(decoder) {
       self = try bson.decodeCurrent(BSONArray.self)
       return
     }
@@ -179,7 +179,7 @@ extension BSON: BSONEncodingPrimitive, BSONDecodingPrimitive, Codable {
   /// of these that fits: nil (null), bool, int32, int64, double, string, a keyed container (a
   /// document, or a min or max key) and an unkeyed container (an array).
   public init(from decoder: any Decoder) throws {
-    if let bson = decoder as? BSONDecoderImpl {
+    if let bson = BSONDecoderImpl.of(decoder) {
       self = try bson.decodeCurrent(BSON.self)
       return
     }
@@ -251,7 +251,7 @@ extension ObjectId: BSONEncodingPrimitive, BSONDecodingPrimitive, Codable {
 
   /// Decodes an ObjectId: from a BSON ObjectId with `BSONDecoder`, from 24 hexadecimal digits otherwise.
   public init(from decoder: any Decoder) throws {
-    if let bson = decoder as? BSONDecoderImpl {
+    if let bson = BSONDecoderImpl.of(decoder) {
       self = try bson.decodeCurrent(ObjectId.self)
       return
     }
@@ -287,7 +287,7 @@ extension Decimal128: BSONEncodingPrimitive, BSONDecodingPrimitive, Codable {
 
   /// Decodes a value: from a BSON Decimal128 with `BSONDecoder`, from its string form otherwise.
   public init(from decoder: any Decoder) throws {
-    if let bson = decoder as? BSONDecoderImpl {
+    if let bson = BSONDecoderImpl.of(decoder) {
       self = try bson.decodeCurrent(Decimal128.self)
       return
     }
@@ -323,7 +323,7 @@ extension BSONDateTime: BSONEncodingPrimitive, BSONDecodingPrimitive, Codable {
 
   /// Decodes a datetime: from a BSON datetime with `BSONDecoder`, from int64 milliseconds otherwise.
   public init(from decoder: any Decoder) throws {
-    if let bson = decoder as? BSONDecoderImpl {
+    if let bson = BSONDecoderImpl.of(decoder) {
       self = try bson.decodeCurrent(BSONDateTime.self)
       return
     }
@@ -359,7 +359,7 @@ extension BSONTimestamp: BSONEncodingPrimitive, BSONDecodingPrimitive, Codable {
 
   /// Decodes a timestamp: from a BSON timestamp with `BSONDecoder`, from `{"t": …, "i": …}` otherwise.
   public init(from decoder: any Decoder) throws {
-    if let bson = decoder as? BSONDecoderImpl {
+    if let bson = BSONDecoderImpl.of(decoder) {
       self = try bson.decodeCurrent(BSONTimestamp.self)
       return
     }
@@ -401,7 +401,7 @@ extension Binary: BSONEncodingPrimitive, BSONDecodingPrimitive, Codable {
 
   /// Decodes a binary: from a BSON binary with `BSONDecoder`, from `{"base64": …, "subType": …}` otherwise.
   public init(from decoder: any Decoder) throws {
-    if let bson = decoder as? BSONDecoderImpl {
+    if let bson = BSONDecoderImpl.of(decoder) {
       self = try bson.decodeCurrent(Binary.self)
       return
     }
@@ -456,7 +456,7 @@ extension BSONRegularExpression: BSONEncodingPrimitive, BSONDecodingPrimitive, C
   /// Decodes a regular expression: from a BSON regex with `BSONDecoder`, from `{"pattern": …, "options": …}`
   /// otherwise (the options are sorted, as BSON requires).
   public init(from decoder: any Decoder) throws {
-    if let bson = decoder as? BSONDecoderImpl {
+    if let bson = BSONDecoderImpl.of(decoder) {
       self = try bson.decodeCurrent(BSONRegularExpression.self)
       return
     }
@@ -495,7 +495,7 @@ extension DBPointer: BSONEncodingPrimitive, BSONDecodingPrimitive, Codable {
 
   /// Decodes a pointer: from a BSON DBPointer with `BSONDecoder`, from `{"ref": …, "id": …}` otherwise.
   public init(from decoder: any Decoder) throws {
-    if let bson = decoder as? BSONDecoderImpl {
+    if let bson = BSONDecoderImpl.of(decoder) {
       self = try bson.decodeCurrent(DBPointer.self)
       return
     }
@@ -534,7 +534,7 @@ extension JavaScriptWithScope: BSONEncodingPrimitive, BSONDecodingPrimitive, Cod
 
   /// Decodes code with scope: from its BSON type with `BSONDecoder`, from `{"code": …, "scope": …}` otherwise.
   public init(from decoder: any Decoder) throws {
-    if let bson = decoder as? BSONDecoderImpl {
+    if let bson = BSONDecoderImpl.of(decoder) {
       self = try bson.decodeCurrent(JavaScriptWithScope.self)
       return
     }

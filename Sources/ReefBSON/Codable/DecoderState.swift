@@ -343,7 +343,8 @@ final class BSONDecoderImpl {
     case .collection(let collection):
       return try decodeCollection(collection, as: T.self, value, parent: parent, component: component)
     case .other:
-      return try descend(value, parent: parent, component: component) { try T(from: $0) }
+      // A view, not the decoder itself: no retain and no conformance lookup per nested value.
+      return try descend(value, parent: parent, component: component) { try T(from: BSONDecoderView($0)) }
     }
   }
 

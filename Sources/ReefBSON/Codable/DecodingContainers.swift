@@ -33,6 +33,57 @@ extension BSONDecoderImpl: Decoder {
   }
 }
 
+/// The `Decoder` handed to the `init(from:)` of a nested value: the call's decoder, referenced
+/// without counting (like the containers' ``DecoderHandle``). Plain data that fits in an
+/// existential's inline buffer, so making one costs no retain, release or conformance lookup.
+/// Once the call has returned, using it traps (before it touches the decoder).
+struct BSONDecoderView: Decoder {
+  let state: Unmanaged<BSONDecoderImpl>
+  let liveGeneration: UnsafePointer<UInt64>
+  /// The generation of the call that made the view.
+  let generation: UInt64
+
+  @inline(__always)
+  init(_ decoder: BSONDecoderImpl) {
+    state = Unmanaged.passUnretained(decoder)
+    liveGeneration = UnsafePointer(decoder.liveGeneration)
+    generation = decoder.generation
+  }
+
+  /// Runs `body` with the decoder, after checking that its call is still running.
+  @inline(__always)
+  func with<R>(_ body: (BSONDecoderImpl) throws -> R) rethrows -> R {
+    precondition(
+      liveGeneration.pointee == generation,
+      "a BSONDecoder decoder was used after the decode(_:from:) call that created it had returned")
+    return try state._withUnsafeGuaranteedRef(body)
+  }
+
+  /// The decoder, retained (for casts).
+  var decoder: BSONDecoderImpl { with { $0 } }
+
+  var codingPath: [any CodingKey] { with { $0.codingPath } }
+  var userInfo: [CodingUserInfoKey: Any] { with { $0.userInfo } }
+
+  func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+    try with { try $0.container(keyedBy: type) }
+  }
+
+  func unkeyedContainer() throws -> any UnkeyedDecodingContainer { try with { try $0.unkeyedContainer() } }
+
+  func singleValueContainer() throws -> any SingleValueDecodingContainer {
+    try with { try $0.singleValueContainer() }
+  }
+}
+
+extension BSONDecoderImpl {
+  /// The BSON decoder behind `decoder`, if it is one (itself or a ``BSONDecoderView``).
+  static func of(_ decoder: any Decoder) -> BSONDecoderImpl? {
+    if let view = decoder as? BSONDecoderView { return view.decoder }
+    return decoder as? BSONDecoderImpl
+  }
+}
+
 // MARK: - Single value
 
 extension BSONDecoderImpl: SingleValueDecodingContainer {
