@@ -67,13 +67,18 @@ func scratchPath(_ name: String) -> String {
     }
   }
   let path = scratchDirectory + "/" + name
-  // A Reef store is the file and its lock file; SQLite adds its WAL and shared-memory index.
-  for file in [path, path + "-lock", path + "-wal", path + "-shm", path + "-journal"] { scratchFiles.insert(file) }
+  scratchFiles.formUnion(storeFiles(path))
   return path
 }
 
+/// The files of a store at `path`: a Reef store is the file and its lock file; SQLite adds its
+/// WAL and shared-memory index (or its rollback journal).
+func storeFiles(_ path: String) -> [String] {
+  [path, path + "-lock", path + "-wal", path + "-shm", path + "-journal"]
+}
+
 func removeStore(_ path: String) {
-  for file in [path, path + "-lock", path + "-wal", path + "-shm", path + "-journal"] { unlink(file) }
+  for file in storeFiles(path) { unlink(file) }
 }
 
 // MARK: Data
@@ -101,11 +106,7 @@ final class Dataset: @unchecked Sendable {
   /// SQLite's bulk import of the whole stream into `docs`.
   func insertIntoSQLite(_ store: OpaquePointer) -> Bool {
     offsets.withUnsafeBufferPointer { table in
-      table.withMemoryRebound(to: Int.self) { table in
-        csq_bulk_insert_bson(
-          store, pinned.pointer, UnsafeRawPointer(table.baseAddress!).assumingMemoryBound(to: Int.self), count,
-          pinned.buffer.count) == 0
-      }
+      csq_bulk_insert_bson(store, pinned.pointer, table.baseAddress!, count, pinned.count) == 0
     }
   }
 }
@@ -170,12 +171,6 @@ func registerWallPair(
   }
 }
 
-/// Registers a benchmark whose setup runs inside the benchmark (so other benchmarks' processes
-/// do not pay for it).
-func registerLong(_ name: String, _ configuration: Benchmark.Configuration, _ operation: @escaping () -> Void) {
-  Benchmark(name, configuration: configuration) { benchmark in measureLoop(benchmark, operation) }
-}
-
 // MARK: Benchmarks
 
 /// Reef and SQLite stores holding the same `count` documents, made on first use.
@@ -211,8 +206,7 @@ final class ReadStores: @unchecked Sendable {
       json += document.extendedJSON(.relaxed).utf8CString
     }
     let inserted = jsonOffsets.withUnsafeBufferPointer { offsets in
-      csq_bulk_insert_json(
-        sqlite, json, UnsafeRawPointer(offsets.baseAddress!).assumingMemoryBound(to: Int.self), data.count)
+      csq_bulk_insert_json(sqlite, json, offsets.baseAddress!, data.count)
     }
     check(inserted == 0 && csq_create_city_index(sqlite) == 0, "SQLite's JSON import failed")
   }
@@ -406,15 +400,19 @@ let benchmarks: @Sendable () -> Void = {
   let reefNormalCommit = normal.reefCommit
   let sqliteNormalCommit = normal.sqliteCommit
   let commitConfiguration = longConfiguration(maxIterations: 2_000, seconds: 4)
-  registerLong("commit/\(readLabel)/reef-insert-fsync", commitConfiguration) { consume(reefCommit()) }
-  registerLong("commit/\(readLabel)/sqlite-insert-full", commitConfiguration) { consume(sqliteCommit()) }
+  register("commit/\(readLabel)/reef-insert-fsync", configuration: commitConfiguration) { consume(reefCommit()) }
+  register("commit/\(readLabel)/sqlite-insert-full", configuration: commitConfiguration) { consume(sqliteCommit()) }
   var commitPairConfiguration = longConfiguration(maxIterations: 500, seconds: 6)
   commitPairConfiguration.warmupIterations = 2
   registerWallPair(
     "commit/\(readLabel)/reef-insert-fsync~sqlite-insert-full", configuration: commitPairConfiguration, batch: 4,
     reef: reefCommit, anchor: sqliteCommit)
-  registerLong("commit/\(readLabel)/reef-insert-normal", commitConfiguration) { consume(reefNormalCommit()) }
-  registerLong("commit/\(readLabel)/sqlite-insert-normal", commitConfiguration) { consume(sqliteNormalCommit()) }
+  register("commit/\(readLabel)/reef-insert-normal", configuration: commitConfiguration) {
+    consume(reefNormalCommit())
+  }
+  register("commit/\(readLabel)/sqlite-insert-normal", configuration: commitConfiguration) {
+    consume(sqliteNormalCommit())
+  }
   registerWallPair(
     "commit/\(readLabel)/reef-insert-normal~sqlite-insert-full", configuration: commitPairConfiguration, batch: 4,
     reef: reefNormalCommit, anchor: sqliteCommit)
@@ -451,8 +449,8 @@ let benchmarks: @Sendable () -> Void = {
     let reef = { consume(try! queryStores().reef.collection(collection).find(["address.city": .string(city)])) }
     let sqlite = { consume(csq_query_city(queryStores().sqlite, city, city.utf8.count, indexed)) }
     let configuration = longConfiguration(maxIterations: 200, seconds: 3)
-    registerLong("\(group)/\(readLabel)/\(reefName)", configuration, reef)
-    registerLong("\(group)/\(readLabel)/\(sqliteName)", configuration, sqlite)
+    register("\(group)/\(readLabel)/\(reefName)", configuration: configuration, reef)
+    register("\(group)/\(readLabel)/\(sqliteName)", configuration: configuration, sqlite)
     registerPair("\(group)/\(readLabel)/\(reefName)~\(sqliteName)", reef: reef, anchor: sqlite)
   }
 }

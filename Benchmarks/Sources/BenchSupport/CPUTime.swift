@@ -49,9 +49,13 @@ public var reefBenchmarkConfiguration: Benchmark.Configuration {
 public let pairedRatio = BenchmarkMetric.custom("Paired ratio x1000", polarity: .prefersLarger, useScalingFactor: false)
 
 /// Registers `name` as a single-implementation benchmark of `operation` (one operation per inner
-/// iteration).
-public func register(_ name: String, _ operation: @escaping () -> Void) {
-  Benchmark(name) { benchmark in measureLoop(benchmark, operation) }
+/// iteration), with `configuration` or the default one.
+public func register(
+  _ name: String, configuration: Benchmark.Configuration? = nil, _ operation: @escaping () -> Void
+) {
+  Benchmark(name, configuration: configuration ?? Benchmark.defaultConfiguration) { benchmark in
+    measureLoop(benchmark, operation)
+  }
 }
 
 /// Registers "ratio/<name>": each iteration runs a batch of `reef`, then a batch of `anchor` (the

@@ -1,4 +1,4 @@
-// The store operations of ReefProfile: StoreBenchmarks' import and lookup, timed by phase.
+// The store operations of ReefProfile: StoreBenchmarks' import, lookup and queries, timed by phase.
 import BenchSupport
 import ReefBSON
 import ReefStore
@@ -17,15 +17,21 @@ func generatedDocuments(_ count: Int) -> [Document] {
   return PinnedBytes(bytes).documents(startingAt: offsets)
 }
 
-func profileStore(_ args: [String]) {
-  let count = args.count > 2 ? Int(args[2]) ?? 1_000_000 : 1_000_000
+/// Runs store operation `operation` (`store-insert`, `store-get`, `store-query`) with the
+/// command line's further arguments.
+func profileStore(_ operation: String) {
+  guard ["store-insert", "store-get", "store-query"].contains(operation) else {
+    printError("unknown operation \(operation)")
+    exit(2)
+  }
+  let count = countArgument(2, default: 1_000_000)
   let path = "/tmp/reef-profile-\(getpid()).reef"
   defer {
     unlink(path)
     unlink(path + "-lock")
   }
   let documents = generatedDocuments(count)
-  switch args[1] {
+  switch operation {
   case "store-insert":
     let start = monotonicSeconds()
     var inserted = 0.0
@@ -43,7 +49,7 @@ func profileStore(_ args: [String]) {
       "inserts: \(Int((inserted - start) * 1e9) / count) ns each; commit and close: \(Int((end - inserted) * 1000)) ms; "
         + "total \(Int((end - start) * 1000)) ms")
   case "store-get":
-    let calls = args.count > 3 ? Int(args[3]) ?? 1_000_000 : 1_000_000
+    let calls = countArgument(3, default: 1_000_000)
     let store = try! Store(path: path, options: StoreOptions(initialMapSize: 1 << 30))
     try! store.write { transaction in
       let plain = transaction.collection("plain")
@@ -62,8 +68,8 @@ func profileStore(_ args: [String]) {
   case "store-query":
     // StoreBenchmarks' query-indexed and query-scan: the same store (both collections filled in
     // one transaction, interleaved), then `find` in a loop on one of them.
-    let which = args.count > 3 ? args[3] : "indexed"
-    let calls = args.count > 4 ? Int(args[4]) ?? 1_000 : 1_000
+    let which = choiceArgument(3, ["indexed", "plain", "one"])
+    let calls = countArgument(4, default: 1_000)
     let store = try! Store(path: path, options: StoreOptions(initialMapSize: 1 << 30, durability: .none))
     try! store.write { transaction in
       let plain = transaction.collection("plain")
@@ -83,7 +89,7 @@ func profileStore(_ args: [String]) {
     var filter: Document = ["address.city": "Los Angeles"]
     // With `cold` (the 5th argument), 64 MiB of other memory is written between calls, as the
     // paired benchmark's SQLite batch does, and only the calls are timed.
-    let cold = args.count > 5 && args[5] == "cold"
+    let cold = choiceArgument(5, ["warm", "cold"]) == "cold"
     var other = [UInt8](repeating: 1, count: cold ? 64 << 20 : 0)
     var found = 0
     var times: [Double] = []
@@ -101,7 +107,6 @@ func profileStore(_ args: [String]) {
       "find in \(which)\(cold ? " (cold)" : ""): thread CPU per call median \(Int(times[calls / 2] * 1e9)) ns, "
         + "first quartile \(Int(times[calls / 4] * 1e9)) ns, \(found / calls) found")
   default:
-    printError("unknown operation \(args[1])")
-    exit(2)
+    fatalError("operation \(operation) checked above")
   }
 }

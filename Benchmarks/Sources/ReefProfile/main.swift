@@ -3,12 +3,12 @@
 //   swift build -c release --product ReefProfile
 //   perf record -g .build/release/ReefProfile validate full 200000
 //
-// Operations: validate, iterate, walk, build, path, ejson, parse, decode (DATASET: flat, deep, full).
-// Store operations on Examples-model documents (StoreBenchmarks' import and lookup):
+// Operations: validate, iterate, walk, build, path, ejson, parse, libbson-walk (DATASET: flat, deep, full).
+// Store operations on Examples-model documents (StoreBenchmarks' import, lookup and queries):
 //
 //   perf record -g .build/release/ReefProfile store-insert 1000000   one write transaction, then commit
 //   perf record -g .build/release/ReefProfile store-get 100000 [CALLS] document(forID:) per call
-//   perf record -g .build/release/ReefProfile store-query 100000 indexed|plain|one [CALLS [cold]]   find on address.city (one: on name, 1 match)
+//   perf record -g .build/release/ReefProfile store-query 100000 indexed|plain|one [CALLS [warm|cold]]   find on address.city (one: on name, 1 match)
 import BenchSupport
 import CBench
 import ReefBSON
@@ -20,18 +20,15 @@ import ReefStore
 
 let args = CommandLine.arguments
 if args.count >= 2, args[1].hasPrefix("store-") {
-  profileStore(args)
+  profileStore(args[1])
   exit(0)
 }
 guard args.count >= 3, let dataset = Dataset.extended(args[2]) else {
   printError("usage: ReefProfile validate|iterate|walk|build|path|ejson|parse|libbson-walk DATASET [ITERATIONS]")
   exit(2)
 }
-let iterations = args.count > 3 ? Int(args[3]) ?? 100_000 : 100_000
-let bytes = dataset.bson
-let pinned = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 16)
-pinned.copyBytes(from: bytes)
-let buffer = UnsafeRawBufferPointer(pinned)
+let iterations = countArgument(3, default: 100_000)
+let buffer = PinnedBytes(dataset.bson).buffer
 let document = try! Document(bytesNoCopy: buffer, owner: nil)
 let paths = ["flat": "CFujXoob", "deep": "left.left.left.left.left.leftValue", "full": "UwZlNrHv.7"]
 
