@@ -2,14 +2,40 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/// The header fields of an LMDB 0.9 page that the prefetch below reads (its on-disk format,
-/// `MDB_page` in LMDB's mdb.c): 16 bytes, then the nodes' 2-byte offsets (`mp_ptrs`), in key order.
-/// The nodes themselves are packed at the page's end, from `mp_upper` to the page's end.
+/// The fields of LMDB 0.9's on-disk formats that the prefetches and lookups below read (`MDB_page`,
+/// `MDB_node` and `MDB_db` in LMDB's mdb.c). A page: 16 bytes of header, then the nodes' 2-byte
+/// offsets (`mp_ptrs`) in key order, up to `mp_lower`; the nodes themselves are packed at the
+/// page's end, from `mp_upper` to the page's end. Then the page and node flags, the size of a
+/// node's header and of a database record.
 enum {
-  reef_page_size = 4096,
+  reef_page_size = 4096, /* the page size the prefetches assume; the lookups use the environment's */
   reef_page_header_size = 16,
+  reef_page_flags_offset = 10,
+  reef_page_lower_offset = 12, /* mp_lower: where the node offsets end */
   reef_page_upper_offset = 14, /* mp_upper: where the nodes start */
+  reef_page_branch = 0x01,
+  reef_page_leaf = 0x02,
+  reef_page_leaf2 = 0x20,
+  reef_node_header_size = 8,
+  reef_node_big_data = 0x01,
+  reef_node_sub_data = 0x02,
+  reef_node_dup_data = 0x04,
+  reef_db_record_size = 48,
 };
+
+/// The little-endian 2-byte field at `at` (unaligned).
+static inline uint16_t reef_read16(const void *at) {
+  uint16_t value;
+  __builtin_memcpy(&value, at, sizeof value);
+  return value;
+}
+
+/// The little-endian 8-byte field at `at` (unaligned).
+static inline uint64_t reef_read64(const void *at) {
+  uint64_t value;
+  __builtin_memcpy(&value, at, sizeof value);
+  return value;
+}
 
 /// The start of the 4 KiB block that holds `address`: its page, for a value in the map of a read
 /// transaction. Every read below stays inside that block, which is mapped because `address` is,
@@ -19,30 +45,27 @@ static inline uintptr_t reef_page_of(const void *address) {
   return (uintptr_t)address & ~(uintptr_t)(reef_page_size - 1);
 }
 
-static inline uint16_t reef_page_field(uintptr_t page, unsigned offset) {
-  uint16_t value;
-  __builtin_memcpy(&value, (const void *)(page + offset), sizeof value);
-  return value;
+/// Asks the processor to start loading the cache lines that hold the bytes from `start` up to
+/// `end` into its caches. A prefetch is only a hint: it never faults.
+static inline void reef_prefetch_range(uintptr_t start, uintptr_t end) {
+  for (uintptr_t line = start & ~(uintptr_t)63; line < end; line += 64) {
+    __builtin_prefetch((const void *)line, 0, 3);
+  }
 }
 
 /// Asks the processor to start loading every node of a page (keys and values), from `mp_upper`
 /// to the page's end, at once: a cursor or a binary search then finds them in the caches
 /// instead of waiting for each in turn.
 static inline void reef_prefetch_nodes(uintptr_t page) {
-  uint16_t upper = reef_page_field(page, reef_page_upper_offset);
+  uint16_t upper = reef_read16((const void *)(page + reef_page_upper_offset));
   if (upper < reef_page_header_size || upper >= reef_page_size) return;
-  for (uintptr_t line = (page + upper) & ~(uintptr_t)63; line < page + reef_page_size; line += 64) {
-    __builtin_prefetch((const void *)line, 0, 3);
-  }
+  reef_prefetch_range(page + upper, page + reef_page_size);
 }
 
 /// Asks the processor to start loading the first 512 bytes (at most) of a value into its caches.
 static inline void reef_prefetch(const void *value, size_t count) {
   uintptr_t start = (uintptr_t)value;
-  uintptr_t high = start + (count < 512 ? count : 512);
-  for (uintptr_t line = start & ~(uintptr_t)63; line < high; line += 64) {
-    __builtin_prefetch((const void *)line, 0, 3);
-  }
+  reef_prefetch_range(start, start + (count < 512 ? count : 512));
 }
 
 /// Asks the processor to start loading a value that a cursor has just reached, and, when the
@@ -116,34 +139,6 @@ typedef struct {
   int status; /* 1 found, 0 not in the database, -1 unknown: ask `mdb_get` (it reports damage) */
 } reef_lookup;
 
-/// The fields of LMDB 0.9's on-disk formats that the lookups read (`MDB_page`, `MDB_node` and
-/// `MDB_db` in mdb.c): page flags, node flags, the offsets of a node's fields and of a database
-/// record's.
-enum {
-  reef_page_branch = 0x01,
-  reef_page_leaf = 0x02,
-  reef_page_leaf2 = 0x20,
-  reef_page_flags_offset = 10,
-  reef_page_lower_offset = 12,
-  reef_node_header_size = 8,
-  reef_node_big_data = 0x01,
-  reef_node_sub_data = 0x02,
-  reef_node_dup_data = 0x04,
-  reef_db_record_size = 48,
-};
-
-static inline uint64_t reef_read64(const unsigned char *at) {
-  uint64_t value;
-  __builtin_memcpy(&value, at, sizeof value);
-  return value;
-}
-
-static inline uint16_t reef_read16(const unsigned char *at) {
-  uint16_t value;
-  __builtin_memcpy(&value, at, sizeof value);
-  return value;
-}
-
 /// Finds the root of database `dbi` (named `name`) in the snapshot of the read transaction `txn`,
 /// through LMDB's public API only: the database's record as the main database stores it
 /// (`MDB_db`: its depth, page counts, entries and root), checked against `mdb_stat`'s figures for
@@ -207,9 +202,14 @@ typedef struct {
 /// searches' requests at once.
 enum { reef_page_head = 64 };
 
-/// Starts loading the node at index `index` of a page, once checked to lie in it.
+/// The offset in its page of the node at index `index` of the page a search is in (`mp_ptrs`).
+static inline uint16_t reef_node_offset(const reef_search *search, unsigned index) {
+  return reef_read16(search->page + reef_page_header_size + 2 * index);
+}
+
+/// The node at index `index` of a page, once checked to lie in it; NULL if it does not.
 static inline const unsigned char *reef_node(const reef_tree *tree, const reef_search *search, unsigned index) {
-  uint16_t offset = reef_read16(search->page + reef_page_header_size + 2 * index);
+  uint16_t offset = reef_node_offset(search, index);
   if (offset < search->lower || offset + reef_node_header_size > tree->page_size) return NULL;
   const unsigned char *node = search->page + offset;
   if (offset + reef_node_header_size + reef_read16(node + 6) > tree->page_size) return NULL;
@@ -220,7 +220,7 @@ static inline const unsigned char *reef_node(const reef_tree *tree, const reef_s
 /// offsets came with the page's head); the node itself is checked when the probe reads it.
 static inline void reef_prefetch_probe(const reef_tree *tree, const reef_search *search) {
   if (search->low >= search->high) return;
-  uint16_t offset = reef_read16(search->page + reef_page_header_size + 2 * ((search->low + search->high) / 2));
+  uint16_t offset = reef_node_offset(search, (search->low + search->high) / 2);
   if (offset >= search->lower && offset + 40 <= tree->page_size) {
     __builtin_prefetch(search->page + offset, 0, 3);
     __builtin_prefetch(search->page + offset + 32, 0, 3);
@@ -304,7 +304,7 @@ static inline void reef_lookup_many(const reef_tree *tree, reef_lookup *lookups,
           active--;
           continue;
         }
-        for (unsigned line = reef_page_head; line < lower; line += 64) __builtin_prefetch(page + line, 0, 3);
+        reef_prefetch_range((uintptr_t)page + reef_page_head, (uintptr_t)page + lower);
         search->lower = lower;
         search->low = first;
         search->high = nodes;

@@ -103,10 +103,12 @@ func lmdbValue(_ bytes: UnsafeRawBufferPointer) -> MDB_val {
   MDB_val(mv_size: bytes.count, mv_data: UnsafeMutableRawPointer(mutating: bytes.baseAddress))
 }
 
-/// The error for a key over LMDB's size limit (`MDB_BAD_VALSIZE` from a write).
+/// The error for a key over LMDB's size limit (`MDB_BAD_VALSIZE` from a write), naming the index
+/// whose entry it is when known.
 @inline(never)
-func keyTooLarge(_ count: Int) -> StoreError {
-  StoreError(.index, "a key of \(count) bytes is over LMDB's limit of 511 bytes")
+func keyTooLarge(_ count: Int, index: String? = nil) -> StoreError {
+  StoreError(
+    .index, "a key of \(count) bytes is over LMDB's limit of 511 bytes" + (index.map { " (index \($0))" } ?? ""))
 }
 
 /// An LMDB transaction: read-only or read-write, ended by commit or abort exactly once.

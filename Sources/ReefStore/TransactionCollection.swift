@@ -501,10 +501,7 @@ public struct TransactionCollection {
       let indexDB = try transaction.database(info.indexName(index), create: true)!
       var keys: [[UInt8]] = []
       for (values, key) in try index.storedEntries(for: document, primaryKey: primaryKey) {
-        if key.count > 511 {
-          throw StoreError(
-            .index, "a key of \(key.count) bytes is over LMDB's limit of 511 bytes (index \(index.name))")
-        }
+        if key.count > 511 { throw keyTooLarge(key.count, index: index.name) }
         if index.unique, let existing = try lmdb.get(indexDB, key), !existing.elementsEqual(primaryKey) {
           throw duplicateKey(values, index: index)
         }

@@ -123,6 +123,17 @@ import Testing
     mutating func put64(_ value: UInt64, at offset: Int) {
       for byte in 0..<8 { bytes[offset + byte] = UInt8(truncatingIfNeeded: value >> (8 * byte)) }
     }
+
+    /// Where node `index` of page `page` starts, in `bytes`: the page's offset of it (`mp_ptrs`).
+    func node(page: Int, index: Int) -> Int {
+      let at = page * Pages.size + 16 + 2 * index
+      return page * Pages.size + (Int(bytes[at]) | Int(bytes[at + 1]) << 8)
+    }
+
+    /// Sets the offsets of the first `count` nodes of page `page` all to `offset`.
+    mutating func setNodeOffsets(page: Int, count: Int, to offset: UInt16) {
+      for index in 0..<count { put16(offset, at: page * Pages.size + 16 + 2 * index) }
+    }
   }
 
   static func leafNode(_ key: String, _ value: String) -> Pages.Node {
@@ -210,25 +221,17 @@ import Testing
     pages.put16(0x22, at: 3 * Pages.size + 10)
     cases.append(("a leaf of fixed-size keys", pages, [1, -1]))
     pages = Self.twoLevels()
-    pages.put16(4094, at: 3 * Pages.size + 16)
-    pages.put16(4094, at: 3 * Pages.size + 18)
-    pages.put16(4094, at: 3 * Pages.size + 20)
+    pages.setNodeOffsets(page: 3, count: 3, to: 4094)
     cases.append(("node offsets at the page's end", pages, [1, -1]))
     pages = Self.twoLevels()
-    pages.put16(8, at: 3 * Pages.size + 16)
-    pages.put16(8, at: 3 * Pages.size + 18)
-    pages.put16(8, at: 3 * Pages.size + 20)
+    pages.setNodeOffsets(page: 3, count: 3, to: 8)
     cases.append(("node offsets inside the header", pages, [1, -1]))
     pages = Self.twoLevels()
-    for index in 0..<3 {
-      let node =
-        Int(pages.bytes[3 * Pages.size + 16 + 2 * index]) | Int(pages.bytes[3 * Pages.size + 17 + 2 * index]) << 8
-      pages.put16(4000, at: 3 * Pages.size + node + 6)
-    }
+    for index in 0..<3 { pages.put16(4000, at: pages.node(page: 3, index: index) + 6) }
     cases.append(("key sizes past the page", pages, [1, -1]))
     pages = Self.twoLevels()
-    let mango = Int(pages.bytes[3 * Pages.size + 16]) | Int(pages.bytes[3 * Pages.size + 17]) << 8
-    pages.put16(0xFFFF, at: 3 * Pages.size + mango)
+    let mango = pages.node(page: 3, index: 0)
+    pages.put16(0xFFFF, at: mango)
     cases.append(("a value's size past the page", pages, [1, -1]))
     pages = Self.twoLevels()
     pages.put16(0xFFFF, at: 3 * Pages.size + 12)
@@ -240,7 +243,7 @@ import Testing
     pages.put16(16, at: 1 * Pages.size + 12)
     cases.append(("a branch page without nodes", pages, [-1, -1]))
     pages = Self.twoLevels()
-    pages.put16(0x02, at: 3 * Pages.size + mango + 4)
+    pages.put16(0x02, at: mango + 4)
     cases.append(("a sub-database where a value belongs", pages, [1, -1]))
     for (name, pages, expected) in cases {
       #expect(Self.lookUp(["kiwi", "mango"], in: pages).map(\.0) == expected, "\(name)")
