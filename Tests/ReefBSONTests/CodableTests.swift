@@ -43,14 +43,6 @@ private func roundTrip<T: Codable>(
   return try decoder.decode(T.self, from: document)
 }
 
-private struct AnyKey: CodingKey {
-  var stringValue: String
-  var intValue: Int? { nil }
-  init(_ s: String) { stringValue = s }
-  init(stringValue: String) { self.stringValue = stringValue }
-  init?(intValue: Int) { nil }
-}
-
 private func path(_ error: any Error) -> [String] {
   switch error {
   case let e as DecodingError:
