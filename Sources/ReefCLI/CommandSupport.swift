@@ -120,7 +120,8 @@ public struct ValidationFlags: ParsableArguments {
   @Option(
     name: .customLong("max-depth"),
     help: ArgumentHelp(
-      "Deepest nesting of documents and arrays accepted, up to 1000 (MongoDB's limit is 100).", valueName: "n"))
+      "Deepest nesting of documents and arrays accepted, up to \(ValidationFlags.largestMaximumDepth)"
+        + " (MongoDB's limit is 100).", valueName: "n"))
   public var maximumDepth: Int = ValidationOptions.default.maximumDepth
 
   /// Creates the flags (ArgumentParser fills in their values).

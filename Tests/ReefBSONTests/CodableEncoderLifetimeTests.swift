@@ -6,19 +6,11 @@ import Testing
 // containers kept past their value or their call, written to out of order, errors thrown at
 // depth, re-entrant and concurrent encodes. Run under the address sanitizer too.
 
-private struct Key: CodingKey {
-  var stringValue: String
-  var intValue: Int? { nil }
-  init(_ s: String) { stringValue = s }
-  init(stringValue: String) { self.stringValue = stringValue }
-  init?(intValue: Int) { nil }
-}
-
 /// What an `encode(to:)` keeps past its value (the tests hand it across values by reference).
 private final class Kept: @unchecked Sendable {
-  var root: KeyedEncodingContainer<Key>?
+  var root: KeyedEncodingContainer<AnyKey>?
   var encoders: [any Encoder] = []
-  var keyed: [KeyedEncodingContainer<Key>] = []
+  var keyed: [KeyedEncodingContainer<AnyKey>] = []
   var unkeyed: [any UnkeyedEncodingContainer] = []
   var single: [any SingleValueEncodingContainer] = []
   var paths: [[String]] = []
@@ -53,22 +45,22 @@ struct CodableEncoderLifetimeTests {
     let sibling: ClosingSibling
     let kept: Kept
     func encode(to encoder: any Encoder) throws {
-      try kept.root!.encode(1, forKey: Key("x"))
+      try kept.root!.encode(1, forKey: AnyKey("x"))
       switch sibling {
       case .keyed:
-        var y = kept.root!.nestedContainer(keyedBy: Key.self, forKey: Key("y"))
-        try y.encode(2, forKey: Key("in-y"))
+        var y = kept.root!.nestedContainer(keyedBy: AnyKey.self, forKey: AnyKey("y"))
+        try y.encode(2, forKey: AnyKey("in-y"))
         kept.keyed.append(y)
       case .unkeyed:
-        var y = kept.root!.nestedUnkeyedContainer(forKey: Key("y"))
+        var y = kept.root!.nestedUnkeyedContainer(forKey: AnyKey("y"))
         try y.encode(2)
         kept.unkeyed.append(y)
       case .nestedValue:
-        try kept.root!.encode(Leaf(value: 2), forKey: Key("y"))
+        try kept.root!.encode(Leaf(value: 2), forKey: AnyKey("y"))
       }
       kept.paths.append(strings(encoder.codingPath))
-      var c = encoder.container(keyedBy: Key.self)
-      try c.encode(5, forKey: Key("q"))
+      var c = encoder.container(keyedBy: AnyKey.self)
+      try c.encode(5, forKey: AnyKey("q"))
       kept.paths.append(strings(c.codingPath))
     }
   }
@@ -85,9 +77,9 @@ struct CodableEncoderLifetimeTests {
     let sibling: ClosingSibling
     let kept: Kept
     func encode(to encoder: any Encoder) throws {
-      var c = encoder.container(keyedBy: Key.self)
+      var c = encoder.container(keyedBy: AnyKey.self)
       kept.root = c
-      try c.encode(Meddler(sibling: sibling, kept: kept), forKey: Key("a"))
+      try c.encode(Meddler(sibling: sibling, kept: kept), forKey: AnyKey("a"))
       kept.root = nil
     }
   }
@@ -122,24 +114,24 @@ struct CodableEncoderLifetimeTests {
     let kept: Kept?
     func encode(to encoder: any Encoder) throws {
       if depth > 0 {
-        var c = encoder.container(keyedBy: Key.self)
-        try c.encode(Keeper(depth: depth - 1, kept: kept), forKey: Key("d\(depth)"))
-        try c.encode(depth, forKey: Key("n"))
+        var c = encoder.container(keyedBy: AnyKey.self)
+        try c.encode(Keeper(depth: depth - 1, kept: kept), forKey: AnyKey("d\(depth)"))
+        try c.encode(depth, forKey: AnyKey("n"))
         return
       }
-      var c = encoder.container(keyedBy: Key.self)
-      try c.encode(0, forKey: Key("n"))
+      var c = encoder.container(keyedBy: AnyKey.self)
+      try c.encode(0, forKey: AnyKey("n"))
       guard let kept else { return }
       kept.encoders.append(encoder)
-      var list = c.nestedUnkeyedContainer(forKey: Key("list"))
+      var list = c.nestedUnkeyedContainer(forKey: AnyKey("list"))
       try list.encode(1)
-      var inner = list.nestedContainer(keyedBy: Key.self)
-      try inner.encode(2, forKey: Key("two"))
+      var inner = list.nestedContainer(keyedBy: AnyKey.self)
+      try inner.encode(2, forKey: AnyKey("two"))
       kept.keyed.append(inner)
       kept.encoders.append(list.superEncoder())
       kept.unkeyed.append(list)
       kept.encoders.append(c.superEncoder())
-      kept.encoders.append(c.superEncoder(forKey: Key("sup")))
+      kept.encoders.append(c.superEncoder(forKey: AnyKey("sup")))
       kept.keyed.append(c)
       kept.single.append(encoder.singleValueContainer())
     }
@@ -202,26 +194,26 @@ struct CodableEncoderLifetimeTests {
       try unkeyed.encode(1)
       _ = unkeyed.nestedUnkeyedContainer()
       for index in kept.keyed.indices {
-        try kept.keyed[index].encode(1, forKey: Key("late"))
+        try kept.keyed[index].encode(1, forKey: AnyKey("late"))
         _ = kept.keyed[index].superEncoder()
       }
       for kept in kept.encoders {
-        var c = kept.container(keyedBy: Key.self)
-        try c.encode(1, forKey: Key("late"))
-        var u = c.nestedUnkeyedContainer(forKey: Key("u"))
+        var c = kept.container(keyedBy: AnyKey.self)
+        try c.encode(1, forKey: AnyKey("late"))
+        var u = c.nestedUnkeyedContainer(forKey: AnyKey("u"))
         try u.encode(Keeper(depth: 2, kept: nil))
       }
       struct Meddled: Encodable {
         let kept: Kept
         func encode(to encoder: any Encoder) throws {
-          var c = encoder.container(keyedBy: Key.self)
-          try c.encode(1, forKey: Key("a"))
-          for index in kept.keyed.indices { try kept.keyed[index].encode(2, forKey: Key("stale")) }
+          var c = encoder.container(keyedBy: AnyKey.self)
+          try c.encode(1, forKey: AnyKey("a"))
+          for index in kept.keyed.indices { try kept.keyed[index].encode(2, forKey: AnyKey("stale")) }
           for e in kept.encoders {
             var single = e.singleValueContainer()
             try single.encode(Keeper(depth: 1, kept: nil))
           }
-          try c.encode(Keeper(depth: 2, kept: nil), forKey: Key("b"))
+          try c.encode(Keeper(depth: 2, kept: nil), forKey: AnyKey("b"))
         }
       }
       let meddled = try encoder.encodeBytes(Meddled(kept: kept))
@@ -243,10 +235,10 @@ struct CodableEncoderLifetimeTests {
     struct Host: Encodable {
       let kept: Kept
       func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: Key.self)
-        try c.encode(Keeper(depth: 4, kept: kept), forKey: Key("k"))
+        var c = encoder.container(keyedBy: AnyKey.self)
+        try c.encode(Keeper(depth: 4, kept: kept), forKey: AnyKey("k"))
         let inner = try BSONEncoder().encode(Keeper(depth: 3, kept: nil))
-        try c.encode(inner, forKey: Key("inner"))
+        try c.encode(inner, forKey: AnyKey("inner"))
       }
     }
     let kept = Kept()
@@ -279,15 +271,15 @@ struct CodableEncoderLifetimeTests {
       let expected = (0..<level).map { "k\($0)" }
       #expect(strings(encoder.codingPath) == expected)
       kept.encoders.append(encoder)
-      var c = encoder.container(keyedBy: Key.self)
+      var c = encoder.container(keyedBy: AnyKey.self)
       kept.keyed.append(c)
       for (index, e) in kept.encoders.enumerated() {
         #expect(strings(e.codingPath) == Array(expected.prefix(index)))
         #expect(strings(kept.keyed[index].codingPath) == Array(expected.prefix(index)))
       }
-      try c.encode(level, forKey: Key("n"))
+      try c.encode(level, forKey: AnyKey("n"))
       if depth > 0 {
-        try c.encode(PathReader(depth: depth - 1, kept: kept), forKey: Key("k\(level)"))
+        try c.encode(PathReader(depth: depth - 1, kept: kept), forKey: AnyKey("k\(level)"))
         // Inner levels ended: their kept encoders still have their paths.
         for (index, e) in kept.encoders.enumerated() {
           #expect(strings(e.codingPath) == (0..<index).map { "k\($0)" })
@@ -319,14 +311,14 @@ struct CodableEncoderLifetimeTests {
     let catchAt: Int?
     func encode(to encoder: any Encoder) throws {
       if depth == throwAt { throw TestError(depth: depth) }
-      var c = encoder.container(keyedBy: Key.self)
-      try c.encode(depth, forKey: Key("before"))
+      var c = encoder.container(keyedBy: AnyKey.self)
+      try c.encode(depth, forKey: AnyKey("before"))
       do {
-        try c.encode(Thrower(depth: depth + 1, throwAt: throwAt, catchAt: catchAt), forKey: Key("next"))
+        try c.encode(Thrower(depth: depth + 1, throwAt: throwAt, catchAt: catchAt), forKey: AnyKey("next"))
       } catch let error as TestError where depth == catchAt {
-        try c.encode(error.depth, forKey: Key("caught"))
+        try c.encode(error.depth, forKey: AnyKey("caught"))
       }
-      try c.encode(depth, forKey: Key("after"))
+      try c.encode(depth, forKey: AnyKey("after"))
     }
   }
 
@@ -365,13 +357,13 @@ struct CodableEncoderLifetimeTests {
       let encoder: BSONEncoder
       let depth: Int
       func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: Key.self)
-        try c.encode(depth, forKey: Key("n"))
+        var c = encoder.container(keyedBy: AnyKey.self)
+        try c.encode(depth, forKey: AnyKey("n"))
         guard depth > 0 else { return }
         // Between this container's writes: another call of the same encoder, then a nested value.
         let inner = try self.encoder.encode(Reentrant(encoder: self.encoder, depth: depth - 1))
-        try c.encode(inner, forKey: Key("inner"))
-        try c.encode(Keeper(depth: 2, kept: nil), forKey: Key("nested"))
+        try c.encode(inner, forKey: AnyKey("inner"))
+        try c.encode(Keeper(depth: 2, kept: nil), forKey: AnyKey("nested"))
         #expect(strings(c.codingPath).isEmpty)
       }
     }
@@ -424,14 +416,14 @@ struct CodableEncoderLifetimeTests {
     struct Late: Encodable {
       let kept: Kept
       func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: Key.self)
+        var c = encoder.container(keyedBy: AnyKey.self)
         kept.encoders = []
-        try c.encode(Keeper(depth: 66, kept: kept), forKey: Key("deep"))
+        try c.encode(Keeper(depth: 66, kept: kept), forKey: AnyKey("deep"))
         // Written after its value: the encoder starts again in tree mode.
-        var late = kept.encoders[0].container(keyedBy: Key.self)
-        try late.encode(7, forKey: Key("late"))
+        var late = kept.encoders[0].container(keyedBy: AnyKey.self)
+        try late.encode(7, forKey: AnyKey("late"))
         kept.paths.append(strings(late.codingPath))
-        try c.encode(1, forKey: Key("after"))
+        try c.encode(1, forKey: AnyKey("after"))
       }
     }
     let kept = Kept()

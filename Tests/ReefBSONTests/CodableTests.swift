@@ -43,14 +43,6 @@ private func roundTrip<T: Codable>(
   return try decoder.decode(T.self, from: document)
 }
 
-private struct AnyKey: CodingKey {
-  var stringValue: String
-  var intValue: Int? { nil }
-  init(_ s: String) { stringValue = s }
-  init(stringValue: String) { self.stringValue = stringValue }
-  init?(intValue: Int) { nil }
-}
-
 private func path(_ error: any Error) -> [String] {
   switch error {
   case let e as DecodingError:
@@ -1142,7 +1134,7 @@ struct CodableDecoderStateTests {
   @Test func keyedContainersOfOneEncoderKeptPastTheirValue() throws {
     // Two keyed containers of one encoder, one of them kept: during the call the box cache does
     // not retain the nodes its boxes write to, so a node with a kept box must not be reused, and
-    // the kept container must keep its node (and write nowhere) once the call has ended.
+    // the kept container must keep its node (and write nothing) once the call has ended.
     final class Kept: @unchecked Sendable {
       var containers: [KeyedEncodingContainer<AnyKey>] = []
     }
@@ -1181,8 +1173,8 @@ struct CodableDecoderStateTests {
       #expect(try BSONEncoder().encodeBytes(Outer(keep: nil, kept: kept)) == outer.bytes)
     }
     #expect(kept.containers.count == 4)
-    // Its path after the call: its own, also once its state has gone (another test's concurrent
-    // encode can leave another state idle, and then this one is let go): a kept box keeps its node.
+    // Its path after the call: its own, also once its state was let go (another test's concurrent
+    // encode can leave another state idle): a kept box keeps its node, and so the state.
     for container in kept.containers {
       #expect(container.codingPath.map(\.stringValue) == ["first"])
     }
@@ -1261,7 +1253,7 @@ struct CodableDecoderStateTests {
     }
   }
 
-  @Test func aContainerKeptPastAStateThatWentWritesNowhere() throws {
+  @Test func aContainerKeptPastItsCallWhoseStateWasLetGoWritesNothing() throws {
     final class Kept: @unchecked Sendable {
       var container: KeyedEncodingContainer<AnyKey>?
     }
@@ -1273,7 +1265,7 @@ struct CodableDecoderStateTests {
     }
     // Keeps its container, after encoding a value with another encoder inside its own call: that
     // call's state ends first and is kept for reuse, so this call's state is the one let go, with
-    // the kept container's box still held.
+    // the kept container's box still held (its slot keeps the node, which keeps the state).
     struct Keeper: Encodable {
       let kept: Kept
       func encode(to encoder: any Encoder) throws {
@@ -1288,7 +1280,7 @@ struct CodableDecoderStateTests {
     var expected = DocumentBuilder()
     expected.appendDocument("nested") { $0.append("i", "inner") }
     #expect(first == expected.bytes)
-    // The kept container writes nowhere, and later calls are unaffected.
+    // The kept container writes nothing, and later calls are unaffected.
     var stale = try #require(kept.container)
     try stale.encode(1, forKey: AnyKey("late"))
     var nested = stale.nestedContainer(keyedBy: AnyKey.self, forKey: AnyKey("n"))

@@ -54,7 +54,7 @@ struct CommandParsingTests {
     arguments: [
       ["dump", "--bogus"], ["dump", "--format", "xml"], ["convert", "x.bson"], ["convert", "--to", "yaml"],
       ["validate", "a", "b"], ["nosuchcommand"], ["convert", "--to", "bson", "--pretty", "-o", "x.bson"],
-      ["validate", "--max-depth=-1"], ["validate", "--max-depth=1001"],
+      ["validate", "--max-depth=-1"], ["validate", "--max-depth=\(ValidationFlags.largestMaximumDepth + 1)"],
     ])
   func usageErrors(arguments: [String]) {
     do {

@@ -17,8 +17,17 @@ extension BSONDecoderImpl: Decoder {
     guard value.type == BSONType.document.rawValue else {
       throw mismatch([String: Any].self, "document", value, path)
     }
-    return call.pointee.boxes.container(
-      Key.self, KeyedDecodingState(decoder: self, parent: parent, component: component, document: value))
+    return keyedContainer(Key.self, parent: parent, component: component, document: value)
+  }
+
+  /// A keyed container over `document`, the value at `component` in `parent`: in a reused box of
+  /// the call's ``KeyedBoxCache``.
+  @inline(__always)
+  func keyedContainer<Key: CodingKey>(
+    _ key: Key.Type, parent: UnsafeMutablePointer<PathEntry>?, component: DecodingComponent, document: BSONValueRef
+  ) -> KeyedDecodingContainer<Key> {
+    call.pointee.boxes.container(
+      Key.self, KeyedDecodingState(decoder: self, parent: parent, component: component, document: document))
   }
 
   func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -364,8 +373,7 @@ struct KeyedBSONDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
       throw handle.bytes.mismatch([String: Any].self, "document", value, path(key))
     }
     return handle.withState {
-      $0.call.pointee.boxes.container(
-        NestedKey.self, KeyedDecodingState(decoder: $0, parent: entry, component: component(key), document: value))
+      $0.keyedContainer(NestedKey.self, parent: entry, component: component(key), document: value)
     }
   }
 
@@ -515,8 +523,7 @@ final class UnkeyedBSONDecodingContainer: UnkeyedDecodingContainer {
       }
       let index = currentIndex
       return handle.withState {
-        $0.call.pointee.boxes.container(
-          NestedKey.self, KeyedDecodingState(decoder: $0, parent: entry, component: .index(index), document: value))
+        $0.keyedContainer(NestedKey.self, parent: entry, component: .index(index), document: value)
       }
     }
   }

@@ -76,8 +76,7 @@ extension EncodingNode: SingleValueEncodingContainer {
 ///
 /// The container is a pointer to its node's slot (the standard library's box copies it on every
 /// call), which a ``KeyedEncodingBoxCache`` or an ``OwnedKeyedEncodingContainer`` keeps. A
-/// container kept past its call keeps its node, which is no longer live and writes nothing; an
-/// empty slot writes nowhere too.
+/// container kept past its call keeps its node, which is no longer live and writes nothing.
 struct KeyedBSONEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
   let slot: UnsafeMutablePointer<EncodingNode?>
 
@@ -85,9 +84,10 @@ struct KeyedBSONEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
   /// the call the slot does (a box in use is not free, so its slot is not given another node).
   @inline(__always)
   private func withNode<R>(_ body: (EncodingNode) throws -> R) rethrows -> R {
-    guard let node = UnsafeRawPointer(slot).load(as: UnsafeRawPointer?.self) else {
-      return try body(EncodingNode.nowhere())
-    }
+    // Safe: the slot of a container in use always holds a node. A cache slot is emptied only
+    // while its box is free or when the cache is freed with its state, and a kept box's slot
+    // retains its node, which holds the state (see `KeyedEncodingBoxCache.free()`).
+    let node = UnsafeRawPointer(slot).load(as: UnsafeRawPointer?.self).unsafelyUnwrapped
     return try Unmanaged<EncodingNode>.fromOpaque(node)._withUnsafeGuaranteedRef(body)
   }
 

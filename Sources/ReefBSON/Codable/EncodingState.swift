@@ -496,14 +496,6 @@ final class EncodingNode: CodingPathNode {
     super.init(parent: parent, component: component)
   }
 
-  /// A node whose writes go nowhere (kept by nothing else), for a container whose call has ended
-  /// and whose state has gone.
-  static func nowhere() -> EncodingNode {
-    EncodingNode(
-      state: .tree(options: EncodingOptions.cleared), parent: nil, component: .root, kind: .pending,
-      typeOffset: Int.max)
-  }
-
   /// Whether the node belongs to its state's current call (always, in tree mode).
   @inline(__always) var isLive: Bool { generation == state.generation }
 

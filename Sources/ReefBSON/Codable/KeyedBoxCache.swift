@@ -70,17 +70,17 @@ struct ContainerBoxSlots<Payload> {
     return count &- 1
   }
 
-  /// Frees every slot and its box reference; `payload` gets each slot's payload and whether its
-  /// box is still held elsewhere (its container then still reads the payload).
-  mutating func free(_ payload: (UnsafeMutablePointer<Payload>, _ held: Bool) -> Void) {
+  /// Frees every slot and its box reference; `payload` gets each slot's payload to free. No box
+  /// may be held elsewhere (its container would read the payload).
+  mutating func free(_ payload: (UnsafeMutablePointer<Payload>) -> Void) {
     for index in 0..<count {
       let slot = self[index]
+      assert(isFreeBox(slot.container), "a box is held elsewhere as its cache is freed")
       Unmanaged<AnyObject>.fromOpaque(slot.copier).release()
-      let held = !isFreeBox(slot.container)
       // The slot's reference to the box (a one-reference value, see `boxLayoutHolds`).
       slot.container.withMemoryRebound(to: AnyObject.self, capacity: 1) { _ = $0.move() }
       slot.container.deallocate()
-      payload(slot.payload, held)
+      payload(slot.payload)
     }
     slots?.deallocate()
     slots = nil

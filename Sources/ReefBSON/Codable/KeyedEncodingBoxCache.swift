@@ -110,16 +110,14 @@ struct KeyedEncodingBoxCache {
     for index in 0..<boxes.count where Self.node(in: boxes[index].payload) != nil { keepOrClear(index) }
   }
 
-  /// Frees the cache (its state is going, so no slot retains a node: each would hold the state).
-  /// A box its user still holds keeps its slot (its container reads it: empty, it writes
-  /// nowhere), which is then never freed.
+  /// Frees the cache, with its state. No slot holds a node then, and no box is held: the call
+  /// has ended, so every slot let go of its node except those of boxes their users kept
+  /// (``endCall()``), which retain their nodes, and so the state, for good.
   mutating func free() {
-    for index in 0..<boxes.count { clear(index) }
-    boxes.free { slot, held in
-      if !held {
-        slot.deinitialize(count: 1)
-        slot.deallocate()
-      }
+    boxes.free { slot in
+      assert(slot.pointee == nil, "a box cache slot still holds a node as its state is freed")
+      slot.deinitialize(count: 1)
+      slot.deallocate()
     }
   }
 
