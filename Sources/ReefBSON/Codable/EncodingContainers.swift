@@ -84,10 +84,13 @@ struct KeyedBSONEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
   /// the call the slot does (a box in use is not free, so its slot is not given another node).
   @inline(__always)
   private func withNode<R>(_ body: (EncodingNode) throws -> R) rethrows -> R {
-    // Safe: the slot of a container in use always holds a node. A cache slot is emptied only
-    // while its box is free or when the cache is freed with its state, and a kept box's slot
-    // retains its node, which holds the state (see `KeyedEncodingBoxCache.free()`).
-    let node = UnsafeRawPointer(slot).load(as: UnsafeRawPointer?.self).unsafelyUnwrapped
+    // The slot of a container in use always holds a node: a cache slot is emptied only while its
+    // box is free or when the cache is freed with its state, and a kept box's slot retains its
+    // node, which holds the state (see `KeyedEncodingBoxCache.free()`). Checked all the same (a
+    // test for nil): were that ever wrong, the program stops rather than reading memory.
+    guard let node = UnsafeRawPointer(slot).load(as: UnsafeRawPointer?.self) else {
+      preconditionFailure("a BSONEncoder keyed container's slot is empty")
+    }
     return try Unmanaged<EncodingNode>.fromOpaque(node)._withUnsafeGuaranteedRef(body)
   }
 
