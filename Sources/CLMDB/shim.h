@@ -1,4 +1,5 @@
 #include <lmdb.h>
+#include "log.h"
 #include <stddef.h>
 #include <stdint.h>
 

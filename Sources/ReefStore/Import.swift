@@ -209,7 +209,8 @@ private struct ImportRun {
         "a collection name renames one namespace, but the source has \(prelude.count) (\(shown)\(prelude.count > 5 ? ", …" : "")); select one with an include pattern"
       )
     }
-    try store.write { transaction in
+    // Like the batches: until the swap commits, a power loss may undo this and lose nothing.
+    try store.write(durability: batchDurability) { transaction in
       try removeAbandonedCollections(transaction)
       for (namespace, metadata) in prelude { try prepareTarget(namespace, metadata: metadata, in: transaction) }
     }
@@ -234,7 +235,9 @@ private struct ImportRun {
       if targets[target] == nil {
         // Not in the prelude (sources list every namespace there; this is for safety).
         try flush()
-        try store.write { transaction in try prepareTarget(namespace, metadata: CollectionMetadata(), in: transaction) }
+        try store.write(durability: batchDurability) { transaction in
+          try prepareTarget(namespace, metadata: CollectionMetadata(), in: transaction)
+        }
       }
       batch.append(
         Pending(

@@ -127,6 +127,9 @@ final class LMDBTransaction {
   /// only if the transaction commits (a reset or abort closes it), so such a read transaction
   /// is committed, never reset.
   private(set) var openedDatabase = false
+  /// The commit log's record of this write transaction's changes, when the store has a log:
+  /// every change made through this handle is added to it.
+  var record: CommitRecord?
 
   init(environment: OpaquePointer, readOnly: Bool) throws(StoreError) {
     var txn: OpaquePointer?
@@ -188,6 +191,7 @@ final class LMDBTransaction {
     try check(code, "opening \(name)")
     // The same order as LMDB's default, compared without a memcmp call per node.
     try check(reef_set_compare(pointer, dbi), "opening \(name)")
+    if create, let record { record.define(dbi, name: name, create: true) }
     return dbi
   }
 
@@ -223,6 +227,7 @@ final class LMDBTransaction {
         if code == MDB_KEYEXIST { return false }
         if code == MDB_BAD_VALSIZE { throw keyTooLarge(key.count) }
         try check(code, "write")
+        record?.put(dbi, key: buffer(keyValue), value: buffer(dataValue))
         return true
       }
     }
@@ -246,6 +251,7 @@ final class LMDBTransaction {
       try check(code, "write")
       // The reserved space must be filled before the next write in this transaction: it is, here.
       StoredDocument.write(bson, to: UnsafeMutableRawBufferPointer(start: data.mv_data, count: data.mv_size))
+      record?.put(dbi, key: key, value: buffer(data))
       return true
     }
   }
@@ -256,6 +262,7 @@ final class LMDBTransaction {
       let code = mdb_del(pointer, dbi, &keyValue, nil)
       if code == MDB_NOTFOUND { return false }
       try check(code, "delete")
+      record?.delete(dbi, key: buffer(keyValue))
       return true
     }
   }
@@ -263,6 +270,7 @@ final class LMDBTransaction {
   /// Removes a database and its contents.
   func drop(_ dbi: MDB_dbi) throws(StoreError) {
     try check(mdb_drop(pointer, dbi, 1), "drop")
+    record?.drop(dbi)
   }
 
   /// Number of entries in a database.

@@ -85,17 +85,6 @@ public struct StoreOptions: Sendable {
   }
 }
 
-extension Durability {
-  /// The LMDB environment flags of this level.
-  var environmentFlags: UInt32 {
-    switch self {
-    case .full: 0
-    case .normal: UInt32(MDB_NOMETASYNC)
-    case .none: UInt32(MDB_NOSYNC)
-    }
-  }
-}
-
 /// A store: named collections of BSON documents with their indexes, in one LMDB file.
 ///
 /// ```swift
@@ -129,11 +118,13 @@ public final class Store: @unchecked Sendable {
   public init(path: String, options: StoreOptions = StoreOptions()) throws(StoreError) {
     self.path = path
     self.options = options
+    // The log first: its first opener after a restart puts the store file back at the last
+    // checkpoint before LMDB reads it.
+    log = try CommitLog.open(storePath: path, readOnly: options.readOnly)
     var environment: OpaquePointer?
     try check(mdb_env_create(&environment), "creating the environment")
     self.environment = environment!
     mapSize = options.initialMapSize
-    committing = options.durability
     // Every stored property is set: a throw from here on runs deinit, which closes the
     // environment (closing it before throwing as well would free it twice).
     try check(mdb_env_set_maxdbs(environment, 4096), "opening \(path)")
@@ -142,10 +133,17 @@ public final class Store: @unchecked Sendable {
     try check(mdb_env_set_mapsize(environment, options.initialMapSize), "opening \(path)")
     var flags = UInt32(MDB_NOSUBDIR | MDB_NOTLS)
     if options.readOnly { flags |= UInt32(MDB_RDONLY) }
-    if !options.readOnly { flags |= options.durability.environmentFlags }
+    // Commits are made durable by the log (one flush), so LMDB never flushes on commit; a
+    // checkpoint flushes its file.
+    if !options.readOnly { flags |= UInt32(MDB_NOSYNC) }
     let code = mdb_env_open(environment, path, flags, 0o644)
     if code != 0 {
       throw StoreError(.open, "cannot open the store \(path): \(String(cString: mdb_strerror(code)))")
+    }
+    environmentOpened = true
+    if let log {
+      log.record.nameOf = { [unowned self] database in self.name(of: database) }
+      try log.opened(environment: self.environment)
     }
     var info = MDB_envinfo()
     mdb_env_info(environment, &info)
@@ -166,8 +164,14 @@ public final class Store: @unchecked Sendable {
   deinit {
     for reader in idleReaders { reader.abort() }
     idleReaders = []
+    if environmentOpened { log?.close(environment: environment) }
     mdb_env_close(environment)
   }
+
+  /// The commit log (`path-log`); nil for a read-only store that has none.
+  let log: CommitLog?
+  /// Whether `mdb_env_open` succeeded (deinit checkpoints only then).
+  private var environmentOpened = false
 
   /// Reset read transactions kept for the next reads (LMDB's `mdb_txn_reset`/`mdb_txn_renew`):
   /// a read then needs no allocation and no reader-table lock to begin. Guarded by `beginLock`.
@@ -194,7 +198,7 @@ public final class Store: @unchecked Sendable {
   /// Flushes committed transactions to disk: after commits with ``Durability/normal`` or
   /// ``Durability/none``, everything committed so far then survives a power loss.
   public func sync() throws(StoreError) {
-    try check(mdb_env_sync(environment, 1), "sync")
+    if let log { try log.flush() } else { try check(mdb_env_sync(environment, 1), "sync") }
   }
 
   // MARK: Transactions
@@ -227,7 +231,6 @@ public final class Store: @unchecked Sendable {
     guard !options.readOnly else { throw StoreError(.readOnly, "the store \(path) is open read-only") }
     return try writeLock.withLock { () throws -> R in
       try growMapIfNeeded()
-      try commitDurability(durability)
       let transaction = try Transaction(store: self, readOnly: false)
       let result: R
       do {
@@ -236,25 +239,9 @@ public final class Store: @unchecked Sendable {
         transaction.finish(commit: false)
         throw error
       }
-      try transaction.commit()
+      try transaction.commit(durability: durability)
       return result
     }
-  }
-
-  /// The durability the environment's flags give commits now (changed under the write lock).
-  private var committing: Durability
-
-  /// Sets the environment's flags for the next commit to `durability`. LMDB reads them when it
-  /// commits; they may change at any time, from one thread at a time (the write lock's holder).
-  /// They are this process's: other processes commit with their own.
-  private func commitDurability(_ durability: Durability) throws(StoreError) {
-    guard durability != committing else { return }
-    let all = UInt32(MDB_NOSYNC | MDB_NOMETASYNC)
-    try check(mdb_env_set_flags(environment, all, 0), "setting the durability")
-    if durability.environmentFlags != 0 {
-      try check(mdb_env_set_flags(environment, durability.environmentFlags, 1), "setting the durability")
-    }
-    committing = durability
   }
 
   // MARK: Memory
@@ -387,6 +374,7 @@ public final class Store: @unchecked Sendable {
     try lock.withLock { () throws(StoreError) -> MDB_dbi? in
       if let handle = handles[name] { return handle }
       guard let handle = try transaction.open(name, create: create && !transaction.readOnly) else { return nil }
+      names[handle] = name
       if transaction.readOnly {
         handles[name] = handle
       } else {
@@ -397,6 +385,11 @@ public final class Store: @unchecked Sendable {
   }
 
   private var pendingHandles: [ObjectIdentifier: [String: MDB_dbi]] = [:]
+  /// The name each database handle was opened with (for the commit log's records).
+  private var names: [MDB_dbi: String] = [:]
+
+  /// The name of the open database `handle`.
+  func name(of handle: MDB_dbi) -> String? { lock.withLock { names[handle] } }
 
   /// After a commit, handles opened by the transaction become the store's; after an abort they
   /// are gone.

@@ -31,6 +31,10 @@ public final class Transaction {
         transaction = idle
       } else {
         transaction = try LMDBTransaction(environment: store.environment, readOnly: readOnly)
+        if !readOnly, let log = store.log {
+          log.record.reset()
+          transaction.record = log.record
+        }
       }
       store.openTransactions.add(1)
       return transaction
@@ -63,16 +67,31 @@ public final class Transaction {
       return
     }
     var committed = false
-    if commit { committed = (try? lmdb.commit()) != nil } else { lmdb.abort() }
+    if commit { committed = (try? commitWrites(durability: store.options.durability)) != nil } else { lmdb.abort() }
+    lmdb.record?.reset()
     store.settleHandles(of: lmdb, committed: committed)
   }
 
-  func commit() throws(StoreError) {
+  /// Commits a write transaction: through the commit log when the store has one.
+  private func commitWrites(durability: Durability) throws(StoreError) {
+    if let log = store.log, lmdb.record != nil {
+      do {
+        try log.commit(lmdb, durability: durability, environment: store.environment)
+      } catch {
+        lmdb.abort()  // a no-op if LMDB's commit itself failed (it ends the transaction)
+        throw error
+      }
+    } else {
+      try lmdb.commit()
+    }
+  }
+
+  func commit(durability: Durability) throws(StoreError) {
     guard !finished else { return }
     finished = true
     defer { store.openTransactions.add(-1) }
     do {
-      try lmdb.commit()
+      try commitWrites(durability: durability)
     } catch {
       store.settleHandles(of: lmdb, committed: false)
       throw error

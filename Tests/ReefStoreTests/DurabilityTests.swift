@@ -10,8 +10,8 @@ import Testing
 #endif
 
 /// Durability levels (issue 4): each level commits, closes and reopens with everything there
-/// (a process that ends loses nothing at any level); per-transaction levels; the environment
-/// flags each level sets for LMDB; `syncOnCommit` mapped; mapped pages released.
+/// (a process that ends loses nothing at any level); per-transaction levels and the log flushes
+/// each makes; `syncOnCommit` mapped; mapped pages released.
 @Suite struct DurabilityTests {
   @Test(arguments: Durability.allCases)
   func commitsSurviveClosingAndReopening(_ durability: Durability) throws {
@@ -42,29 +42,35 @@ import Testing
     let path = directory + "/store.reef"
     do {
       let store = try Store(path: path, options: StoreOptions(durability: storeLevel))
-      #expect(store.environmentFlags & UInt32(MDB_NOSYNC | MDB_NOMETASYNC) == storeLevel.environmentFlags)
+      let log = try #require(store.log)
+      // LMDB never flushes on commit: the log does, once per fully durable commit.
+      #expect(store.environmentFlags & UInt32(MDB_NOSYNC | MDB_NOMETASYNC) == UInt32(MDB_NOSYNC))
       for (index, level) in Durability.allCases.enumerated() {
+        let flushes = log.commitFlushes
         try store.write(durability: level) { transaction in
-          // The flags LMDB reads when this transaction commits.
-          #expect(store.environmentFlags & UInt32(MDB_NOSYNC | MDB_NOMETASYNC) == level.environmentFlags)
           try transaction.collection("c").insert(document(#"{"_id": \#(index)}"#))
         }
+        #expect(log.commitFlushes - flushes == (level == .full ? 1 : 0), "a commit at \(level)")
       }
+      var flushes = log.commitFlushes
       try store.write { transaction in
-        #expect(store.environmentFlags & UInt32(MDB_NOSYNC | MDB_NOMETASYNC) == storeLevel.environmentFlags)
         try transaction.collection("c").insert(document(#"{"_id": "default"}"#))
       }
-      // A transaction that throws commits nothing, and the next one has the store's level again.
+      #expect(log.commitFlushes - flushes == (storeLevel == .full ? 1 : 0), "a commit at the store's level")
+      // A transaction that throws commits nothing and writes nothing to the log.
+      flushes = log.commitFlushes
       #expect(throws: StoreError.self) {
-        try store.write(durability: .none) { transaction in
-          #expect(store.environmentFlags & UInt32(MDB_NOSYNC | MDB_NOMETASYNC) == UInt32(MDB_NOSYNC))
+        try store.write(durability: .full) { transaction in
           try transaction.collection("c").insert(document(#"{"_id": "rolled back"}"#))
           throw StoreError(.invalidQuery, "stop")
         }
       }
-      try store.write { _ in
-        #expect(store.environmentFlags & UInt32(MDB_NOSYNC | MDB_NOMETASYNC) == storeLevel.environmentFlags)
+      #expect(log.commitFlushes == flushes)
+      // A transaction that changes nothing is not logged.
+      try store.write(durability: .full) { transaction in
+        _ = try transaction.collection("c").findOne(["_id": 0])
       }
+      #expect(log.commitFlushes == flushes)
     }
     let store = try Store(path: path)
     #expect(try store.collection("c").count() == 4)
@@ -81,11 +87,14 @@ import Testing
     let path = directory + "/store.reef"
     do {
       let store = try Store(path: path)
+      let log = try #require(store.log)
+      let flushes = log.commitFlushes
       let report = try store.importDump(
         from: DumpSource(path: input), options: ImportOptions(collection: "c", batchDocuments: 1_000))
       #expect(report.documents == 2_500)
-      // The store's own level is back after the import's batches.
-      #expect(store.environmentFlags & UInt32(MDB_NOSYNC | MDB_NOMETASYNC) == 0)
+      // The preparation and the batches are logged without a flush; the swap, at the store's
+      // level, flushes once.
+      #expect(log.commitFlushes - flushes == 1)
     }
     #expect(try Store(path: path).collection("c").count() == 2_500)
   }

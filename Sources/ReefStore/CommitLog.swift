@@ -1,0 +1,640 @@
+import CLMDB
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The store's commit log (`path-log`): what makes a fully durable commit cost one flush.
+///
+/// Each write transaction's changes to LMDB (the puts, deletes, database creations and drops, as
+/// bytes) are appended to the log as one record before LMDB commits, and a ``Durability/full``
+/// commit flushes the log alone (one `fdatasync`). LMDB itself commits without flushing
+/// (`MDB_NOSYNC`). Now and then (when the log reaches ``checkpointThreshold``, when a transaction
+/// is too large to log, when the store closes) a *checkpoint* flushes LMDB's file and records,
+/// in the log's header, the transaction it is durable at and that transaction's two meta pages;
+/// the log then starts over.
+///
+/// After a power loss LMDB's file may hold meta pages that point at pages that never reached the
+/// disk. The first opener after a restart therefore writes the checkpoint's meta pages back and
+/// applies the log's records again, one LMDB transaction each. That is safe because every
+/// writing process holds a read transaction (its *pin*) on a snapshot no newer than the
+/// checkpoint: LMDB never reuses a page a reader may see, so the checkpoint's pages stay as they
+/// were flushed until a newer checkpoint is durable.
+///
+/// The format and the protocol are in `Specs/store/log.md`.
+final class CommitLog {
+  // MARK: Layout
+
+  static let blockSize = 4096
+  /// The two header slots; a checkpoint writes the one its sequence number selects.
+  static let headerOffsets = [0, 4096]
+  /// The block mapped into every opener's memory: the log's state between checkpoints, shared
+  /// by the processes that have the store open. Never read after a restart.
+  static let sharedOffset = 8192
+  /// Where the first record of each checkpoint's log starts.
+  static let recordsStart = 12_288
+  /// "REEFLOG1", little-endian.
+  static let headerMagic: UInt64 = 0x3147_4F4C_4645_4552
+  static let formatVersion: UInt32 = 1
+  /// Bytes kept of each meta page (LMDB's page header and `MDB_meta` take 152).
+  static let metaCopySize = 256
+  static let headerSize = 604
+  /// "RFRC", little-endian.
+  static let recordMagic: UInt32 = 0x4352_4652
+  static let recordHeaderSize = 32
+  /// A transaction whose record would grow past this commits without one: LMDB's commit, then a
+  /// checkpoint (two flushes, as a bulk load would make anyway).
+  static let largestRecord = 8 << 20
+  /// The log's size at which the next commit checkpoints first, and the log starts over.
+  static let checkpointThreshold = 64 << 20
+  /// The log file grows by this much at a time, written with zeros and flushed once, so that a
+  /// record's flush never has to update the file's size.
+  static let growthStep = 1 << 20
+
+  // MARK: State
+
+  let logPath: String
+  let readOnly: Bool
+  /// The log, read and written through the page cache.
+  private let file: Int32
+  /// The same file opened `O_DIRECT` (or -1): fully durable records are written through it,
+  /// straight to the device, which saves the page cache's copy and makes the flush cheaper.
+  private let directFile: Int32
+  /// The shared block (``sharedOffset``), mapped; nil for a read-only store.
+  private let shared: UnsafeMutableRawPointer?
+  /// This boot of the machine (`/proc/sys/kernel/random/boot_id`, or `REEF_BOOT_ID`).
+  let boot: [UInt8]
+  /// The record of the write transaction being built (one at a time: the write lock's holder).
+  let record = CommitRecord()
+  /// This process's read transaction on a snapshot no newer than the newest checkpoint, taken
+  /// by its first logged commit (or its own checkpoint): LMDB keeps every page that snapshot
+  /// and later ones use, so the checkpoint's pages stay as they were flushed.
+  private var pin: LMDBTransaction?
+  /// The checkpoint sequence number ``pin`` was taken at.
+  private var pinSequence: UInt64 = 0
+  /// Set between ``init(storePath:readOnly:)`` and ``opened(environment:)`` by the first opener
+  /// after a restart whose log holds records to apply again.
+  private var replayFrom: LogHeader?
+  /// Whether this opener is the first (no other open of the store): it recovers and checkpoints.
+  private var isFirst = false
+  /// How many times the log was flushed for a commit, and how many checkpoints were made, by
+  /// this opener (for tests).
+  private(set) var commitFlushes = 0
+  private(set) var checkpoints = 0
+  private(set) var replayed = 0
+
+  // MARK: Opening
+
+  /// Opens (or, for a writable store, creates) the log of the store at `storePath` before LMDB
+  /// opens the store, and takes the opener locks. The first opener after a restart whose
+  /// checkpoint is not the store file's state writes the checkpoint's meta pages back into the
+  /// store file here; ``opened(environment:)`` then applies the records. Returns nil for a
+  /// read-only store without a log (written before there was one, or never written).
+  static func open(storePath: String, readOnly: Bool) throws(StoreError) -> CommitLog? {
+    let logPath = storePath + "-log"
+    let file = Glibc.open(logPath, (readOnly ? O_RDONLY : O_RDWR | O_CREAT) | O_CLOEXEC, 0o644)
+    if file < 0 {
+      if readOnly && errno == ENOENT { return nil }
+      throw StoreError(.open, "cannot open the store's commit log \(logPath): \(String(cString: strerror(errno)))")
+    }
+    let log = CommitLog(logPath: logPath, file: file, readOnly: readOnly)
+    try log.lockAndRecover(storePath: storePath)
+    return log
+  }
+
+  private init(logPath: String, file: Int32, readOnly: Bool) {
+    self.logPath = logPath
+    self.file = file
+    self.readOnly = readOnly
+    boot = CommitLog.currentBoot()
+    if readOnly {
+      directFile = -1
+      shared = nil
+    } else {
+      directFile = reef_o_direct == 0 ? -1 : Glibc.open(logPath, O_RDWR | reef_o_direct | O_CLOEXEC)
+      // The shared block must exist before it is mapped.
+      var status = stat()
+      if fstat(file, &status) == 0 && Int(status.st_size) < CommitLog.recordsStart {
+        _ = ftruncate(file, off_t(CommitLog.recordsStart))
+      }
+      let mapped = mmap(nil, CommitLog.blockSize, PROT_READ | PROT_WRITE, MAP_SHARED, file, off_t(CommitLog.sharedOffset))
+      shared = mapped == MAP_FAILED ? nil : mapped
+    }
+  }
+
+  deinit {
+    pin?.abort()
+    if let shared { munmap(shared, CommitLog.blockSize) }
+    if directFile >= 0 { Glibc.close(directFile) }
+    Glibc.close(file)  // also releases the opener locks
+  }
+
+  /// Byte 0 of the log: held exclusively by a writable opener while it opens (and recovers),
+  /// shared by a read-only one. Byte 1: held shared by every open store, so that an opener that
+  /// can take it exclusively knows it is the first.
+  private static let gateByte: off_t = 0
+  private static let presenceByte: off_t = 1
+
+  private func lockAndRecover(storePath: String) throws(StoreError) {
+    guard reef_byte_lock(file, Int16(readOnly ? F_RDLCK : F_WRLCK), CommitLog.gateByte, 1) == 0 else {
+      throw StoreError(.open, "cannot lock the store's commit log \(logPath): \(String(cString: strerror(errno)))")
+    }
+    if readOnly {
+      isFirst = reef_byte_lock_free(file, Int16(F_WRLCK), CommitLog.presenceByte) == 1
+    } else {
+      isFirst = reef_byte_lock(file, Int16(F_WRLCK), CommitLog.presenceByte, 0) == 0
+    }
+    guard isFirst else { return }
+    // The first opener: nobody else has the store open, so nobody writes meanwhile.
+    guard let header = validHeader(), let data = try? DataFile(path: storePath, readOnly: true) else {
+      return  // no checkpoint, or no store file yet: nothing to recover
+    }
+    defer { data.closeIfOwned() }
+    // A log left by another store file at this path (removed and made again) is not this one's.
+    guard header.device == data.device && header.inode == data.inode else { return }
+    if header.boot == boot {
+      // No restart since the checkpoint: the store file (in the page cache) holds every
+      // commit; records past it were never committed. The checkpoint at opening starts over.
+      return
+    }
+    let metas = data.read(CommitLog.metaCopySize, at: 0) + data.read(CommitLog.metaCopySize, at: Int(header.pageSize))
+    let hasRecords = readRecord(at: CommitLog.recordsStart, sequence: header.sequence, lsn: header.checkpoint + 1) != nil
+    guard metas != header.metas || hasRecords else { return }
+    if readOnly {
+      throw StoreError(
+        .open,
+        "the store \(storePath) needs recovery after a restart of the machine (its commit log \(logPath) holds "
+          + "commits to apply again): open it once without readOnly")
+    }
+    // Write the checkpoint's meta pages back, so that LMDB opens at the checkpoint.
+    try DataFile(path: storePath, readOnly: false).restore(header)
+    replayFrom = header
+  }
+
+  /// Called once LMDB has opened the store: applies the records kept for a restart, makes the
+  /// first checkpoint of a first writable opener, and lets other openers in.
+  func opened(environment: OpaquePointer) throws(StoreError) {
+    defer {
+      _ = reef_byte_lock(file, Int16(F_RDLCK), CommitLog.presenceByte, 1)
+      _ = reef_byte_lock(file, Int16(F_UNLCK), CommitLog.gateByte, 0)
+    }
+    guard !readOnly, isFirst else { return }
+    if let header = replayFrom {
+      replayed = try replay(header, environment: environment)
+      replayFrom = nil
+    }
+    let writer = try LMDBTransaction(environment: environment, readOnly: false)
+    defer { writer.abort() }
+    try checkpoint(environment: environment)
+  }
+
+  /// Checkpoints if the log holds records (a writable store closing), so that the store file
+  /// holds every commit and the log is empty; then lets the pin go.
+  func close(environment: OpaquePointer) {
+    defer {
+      pin?.abort()
+      pin = nil
+    }
+    guard !readOnly, pin != nil, let shared, sharedIsValid(shared),
+      shared.load(fromByteOffset: SharedField.tail, as: UInt64.self) > UInt64(CommitLog.recordsStart)
+    else { return }
+    guard let writer = try? LMDBTransaction(environment: environment, readOnly: false) else { return }
+    defer { writer.abort() }
+    // Another opener may have checkpointed meanwhile (read again under LMDB's write lock).
+    guard sharedIsValid(shared), shared.load(fromByteOffset: SharedField.tail, as: UInt64.self) > UInt64(CommitLog.recordsStart)
+    else { return }
+    try? checkpoint(environment: environment)
+  }
+
+  // MARK: Committing
+
+  /// Commits the write transaction `transaction` with `durability`: its record is appended to
+  /// the log (and, for ``Durability/full``, flushed) before LMDB commits it. On a throw nothing
+  /// of the transaction is committed.
+  func commit(_ transaction: LMDBTransaction, durability: Durability, environment: OpaquePointer) throws(StoreError) {
+    defer { record.reset() }
+    if record.isEmpty && !record.isAbandoned {
+      try transaction.commit()  // nothing changed: LMDB writes nothing
+      return
+    }
+    guard !record.isAbandoned, let shared else {
+      // Too large to log: LMDB commits it, and a checkpoint makes it durable.
+      try transaction.commit()
+      try checkpointAfterCommit(environment: environment)
+      return
+    }
+    let lsn = UInt64(mdb_txn_id(transaction.pointer))
+    if pin == nil || !sharedIsValid(shared) || sequence(shared) >= pinSequence + 2 {
+      // This process's first logged commit, a log no checkpoint of this boot set up, or a pin
+      // two checkpoints old (it holds back more pages than it needs): checkpoint first.
+      try checkpoint(environment: environment)
+    }
+    var last = shared.load(fromByteOffset: SharedField.lastLSN, as: UInt64.self)
+    var start = Int(shared.load(fromByteOffset: SharedField.tail, as: UInt64.self))
+    if last == lsn {
+      // A writer that died after logging this transaction number, before LMDB committed it:
+      // its record was never acknowledged, and this one takes its place.
+      start = Int(shared.load(fromByteOffset: SharedField.lastStart, as: UInt64.self))
+      last = lsn - 1
+    }
+    if last != lsn - 1 || start < CommitLog.recordsStart {
+      // A commit the log does not hold (another program, or a bug): the checkpoint covers it.
+      try checkpoint(environment: environment)
+      start = CommitLog.recordsStart
+    }
+    let size = record.seal(sequence: sequence(shared), lsn: lsn)
+    if start + size > CommitLog.checkpointThreshold && start > CommitLog.recordsStart {
+      try checkpoint(environment: environment)
+      start = CommitLog.recordsStart
+      record.reseal(sequence: sequence(shared))
+    }
+    try ensureCapacity(start + size)
+    let direct = durability == .full && directFile >= 0
+    try writeAll(direct ? directFile : file, record.bytes, count: size, at: start)
+    if durability == .full {
+      guard fdatasync(file) == 0 else {
+        let reason = String(cString: strerror(errno))
+        eraseRecord(at: start)
+        throw StoreError(.storage, "flushing the commit log \(logPath): \(reason); nothing was committed")
+      }
+      commitFlushes += 1
+    }
+    let before = (
+      shared.load(fromByteOffset: SharedField.tail, as: UInt64.self),
+      shared.load(fromByteOffset: SharedField.lastLSN, as: UInt64.self),
+      shared.load(fromByteOffset: SharedField.lastStart, as: UInt64.self)
+    )
+    shared.storeBytes(of: UInt64(start + size), toByteOffset: SharedField.tail, as: UInt64.self)
+    shared.storeBytes(of: lsn, toByteOffset: SharedField.lastLSN, as: UInt64.self)
+    shared.storeBytes(of: UInt64(start), toByteOffset: SharedField.lastStart, as: UInt64.self)
+    do {
+      try transaction.commit()
+    } catch {
+      shared.storeBytes(of: before.0, toByteOffset: SharedField.tail, as: UInt64.self)
+      shared.storeBytes(of: before.1, toByteOffset: SharedField.lastLSN, as: UInt64.self)
+      shared.storeBytes(of: before.2, toByteOffset: SharedField.lastStart, as: UInt64.self)
+      eraseRecord(at: start)
+      throw error
+    }
+  }
+
+  /// Flushes the log: every commit so far survives a power loss.
+  func flush() throws(StoreError) {
+    guard !readOnly else { return }
+    guard fdatasync(file) == 0 else {
+      throw StoreError(.storage, "flushing the commit log \(logPath): \(String(cString: strerror(errno)))")
+    }
+  }
+
+  /// A checkpoint right after a commit the log does not hold: under LMDB's write lock again.
+  private func checkpointAfterCommit(environment: OpaquePointer) throws(StoreError) {
+    let writer = try LMDBTransaction(environment: environment, readOnly: false)
+    defer { writer.abort() }
+    try checkpoint(environment: environment)
+  }
+
+  /// Makes LMDB's file durable at its newest committed transaction and records that in the
+  /// log's header, which starts the log over. The caller holds LMDB's write lock (a write
+  /// transaction), so nothing commits meanwhile.
+  func checkpoint(environment: OpaquePointer) throws(StoreError) {
+    // The new pin: the committed state, which is what the checkpoint makes durable.
+    let newPin = try LMDBTransaction(environment: environment, readOnly: true)
+    var done = false
+    defer { if !done { newPin.abort() } }
+    let state = UInt64(mdb_txn_id(newPin.pointer))
+    try check(mdb_env_sync(environment, 1), "checkpoint: flushing the store file")
+    var descriptor: Int32 = -1
+    try check(mdb_env_get_fd(environment, &descriptor), "checkpoint")
+    var status = stat()
+    var stat = MDB_stat()
+    guard fstat(descriptor, &status) == 0, mdb_env_stat(environment, &stat) == 0 else {
+      throw StoreError(.storage, "checkpoint: cannot read the store file's status")
+    }
+    let data = DataFile(descriptor: descriptor, status: status)
+    let pageSize = Int(stat.ms_psize)
+    let metas = data.read(CommitLog.metaCopySize, at: 0) + data.read(CommitLog.metaCopySize, at: pageSize)
+    guard metas.count == 2 * CommitLog.metaCopySize else {
+      throw StoreError(.storage, "checkpoint: cannot read the store file's meta pages")
+    }
+    let previous = max(validHeader()?.sequence ?? 0, shared.flatMap { sharedIsValid($0) ? sequence($0) : nil } ?? 0)
+    let header = LogHeader(
+      sequence: previous + 1, checkpoint: state, pageSize: UInt32(pageSize), device: data.device,
+      inode: data.inode, boot: boot, metas: metas)
+    let bytes = header.encoded()
+    try writeAll(file, bytes, count: bytes.count, at: CommitLog.headerOffsets[Int(header.sequence % 2)])
+    guard fdatasync(file) == 0 else {
+      throw StoreError(.storage, "checkpoint: flushing the commit log \(logPath): \(String(cString: strerror(errno)))")
+    }
+    if let shared {
+      shared.storeBytes(of: CommitLog.headerMagic, toByteOffset: SharedField.magic, as: UInt64.self)
+      boot.withUnsafeBytes { shared.advanced(by: SharedField.boot).copyMemory(from: $0.baseAddress!, byteCount: 40) }
+      shared.storeBytes(of: header.sequence, toByteOffset: SharedField.sequence, as: UInt64.self)
+      shared.storeBytes(of: UInt64(CommitLog.recordsStart), toByteOffset: SharedField.tail, as: UInt64.self)
+      shared.storeBytes(of: state, toByteOffset: SharedField.lastLSN, as: UInt64.self)
+      shared.storeBytes(of: UInt64(CommitLog.recordsStart), toByteOffset: SharedField.lastStart, as: UInt64.self)
+    }
+    checkpoints += 1
+    pin?.abort()
+    pin = newPin
+    pinSequence = header.sequence
+    done = true
+  }
+
+  // MARK: Replay
+
+  /// Applies the records of `header`'s log, in order, one LMDB transaction each; returns how
+  /// many. The first record that is missing, torn or of another checkpoint ends the log.
+  private func replay(_ header: LogHeader, environment: OpaquePointer) throws(StoreError) -> Int {
+    var offset = CommitLog.recordsStart
+    var lsn = header.checkpoint + 1
+    var count = 0
+    while let payload = readRecord(at: offset, sequence: header.sequence, lsn: lsn) {
+      let transaction = try LMDBTransaction(environment: environment, readOnly: false)
+      guard UInt64(mdb_txn_id(transaction.pointer)) == lsn else {
+        transaction.abort()
+        throw StoreError(
+          .corrupt,
+          "recovering from \(logPath): the store file is at transaction \(mdb_txn_id(transaction.pointer) - 1), "
+            + "the log's record at byte \(offset) is transaction \(lsn)")
+      }
+      do {
+        try CommitRecord.apply(payload, to: transaction, where: "the record at byte \(offset) of \(logPath)")
+        try transaction.commit()
+      } catch {
+        transaction.abort()
+        throw error
+      }
+      offset += CommitRecord.paddedSize(CommitLog.recordHeaderSize + payload.count)
+      lsn += 1
+      count += 1
+    }
+    return count
+  }
+
+  /// The payload of the record at `offset` if it is whole (magic, length, checksum) and is
+  /// record `lsn` of checkpoint `sequence`; nil otherwise.
+  private func readRecord(at offset: Int, sequence: UInt64, lsn: UInt64) -> [UInt8]? {
+    var head = [UInt8](repeating: 0, count: CommitLog.recordHeaderSize)
+    guard readAll(file, &head, at: offset) else { return nil }
+    let field = { (at: Int, size: Int) -> UInt64 in
+      var value: UInt64 = 0
+      for index in (0..<size).reversed() { value = value << 8 | UInt64(head[at + index]) }
+      return value
+    }
+    guard field(0, 4) == UInt64(CommitLog.recordMagic), field(8, 8) == sequence, field(16, 8) == lsn else { return nil }
+    let length = Int(field(24, 4))
+    guard length <= CommitLog.largestRecord + (1 << 20) else { return nil }
+    var whole = head + [UInt8](repeating: 0, count: length)
+    guard readAll(file, &whole, at: offset) else { return nil }
+    let checksum = whole.withUnsafeBytes { reef_crc32c($0.baseAddress! + 8, $0.count - 8) }
+    guard UInt64(checksum) == field(4, 4) else { return nil }
+    return Array(whole[CommitLog.recordHeaderSize...])
+  }
+
+  // MARK: Headers and the shared block
+
+  /// The valid header with the highest sequence number, if any.
+  func validHeader() -> LogHeader? {
+    var best: LogHeader?
+    for offset in CommitLog.headerOffsets {
+      var bytes = [UInt8](repeating: 0, count: CommitLog.headerSize)
+      guard readAll(file, &bytes, at: offset), let header = LogHeader(decoding: bytes) else { continue }
+      if header.sequence > (best?.sequence ?? 0) { best = header }
+    }
+    return best
+  }
+
+  /// Offsets of the shared block's fields.
+  enum SharedField {
+    static let magic = 0
+    static let sequence = 8
+    static let tail = 16
+    static let lastLSN = 24
+    static let lastStart = 32
+    static let capacity = 40
+    static let boot = 48  // 40 bytes
+  }
+
+  /// Whether a checkpoint of this boot set the shared block up.
+  private func sharedIsValid(_ shared: UnsafeMutableRawPointer) -> Bool {
+    guard shared.load(fromByteOffset: SharedField.magic, as: UInt64.self) == CommitLog.headerMagic else { return false }
+    return boot.withUnsafeBytes { memcmp(shared.advanced(by: SharedField.boot), $0.baseAddress!, 40) == 0 }
+  }
+
+  private func sequence(_ shared: UnsafeMutableRawPointer) -> UInt64 {
+    shared.load(fromByteOffset: SharedField.sequence, as: UInt64.self)
+  }
+
+  // MARK: Files
+
+  /// Makes the log at least `size` bytes long, growing it with written zeros (flushed), so that
+  /// a record written below `size` changes no file metadata.
+  private func ensureCapacity(_ size: Int) throws(StoreError) {
+    if let shared, Int(shared.load(fromByteOffset: SharedField.capacity, as: UInt64.self)) >= size { return }
+    var status = stat()
+    guard fstat(file, &status) == 0 else {
+      throw StoreError(.storage, "the commit log \(logPath): \(String(cString: strerror(errno)))")
+    }
+    var length = Int(status.st_size)
+    if length < size {
+      let zeros = [UInt8](repeating: 0, count: CommitLog.growthStep)
+      let target = (size + CommitLog.growthStep - 1) / CommitLog.growthStep * CommitLog.growthStep
+      while length < target {
+        let count = min(zeros.count, target - length)
+        try writeAll(file, zeros, count: count, at: length)
+        length += count
+      }
+      guard fdatasync(file) == 0 else {
+        throw StoreError(.full, "growing the commit log \(logPath): \(String(cString: strerror(errno)))")
+      }
+    }
+    shared?.storeBytes(of: UInt64(length), toByteOffset: SharedField.capacity, as: UInt64.self)
+  }
+
+  /// Overwrites the header of the record at `offset` (best effort), after a commit failed.
+  private func eraseRecord(at offset: Int) {
+    let zeros = [UInt8](repeating: 0, count: CommitLog.blockSize)
+    try? writeAll(file, zeros, count: zeros.count, at: offset)
+    _ = fdatasync(file)
+  }
+
+  private func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawPointer, count: Int, at offset: Int) throws(StoreError) {
+    var written = 0
+    while written < count {
+      let result = pwrite(descriptor, bytes + written, count - written, off_t(offset + written))
+      if result < 0 && errno == EINTR { continue }
+      guard result > 0 else {
+        let code = errno
+        if code == ENOSPC { throw StoreError(.full, "writing the commit log \(logPath): the disk is full; nothing was committed") }
+        throw StoreError(.storage, "writing the commit log \(logPath): \(String(cString: strerror(code))); nothing was committed")
+      }
+      written += result
+    }
+  }
+
+  private func writeAll(_ descriptor: Int32, _ bytes: [UInt8], count: Int, at offset: Int) throws(StoreError) {
+    try withBytes(bytes) { (raw) throws(StoreError) in try writeAll(descriptor, raw.baseAddress!, count: count, at: offset) }
+  }
+
+  private func readAll(_ descriptor: Int32, _ bytes: inout [UInt8], at offset: Int) -> Bool {
+    let count = bytes.count
+    return bytes.withUnsafeMutableBytes { raw in
+      var done = 0
+      while done < count {
+        let result = pread(descriptor, raw.baseAddress! + done, count - done, off_t(offset + done))
+        if result < 0 && errno == EINTR { continue }
+        guard result > 0 else { return false }
+        done += result
+      }
+      return true
+    }
+  }
+
+  /// This boot's identifier: `REEF_BOOT_ID` when set (tests use it to act a restart out), else
+  /// Linux's `/proc/sys/kernel/random/boot_id`; 40 bytes, zero-padded. All zeros when unknown,
+  /// which no header holds, so that every first opener then recovers.
+  static func currentBoot() -> [UInt8] {
+    var text: [UInt8] = []
+    if let override = getenv("REEF_BOOT_ID") {
+      text = Array(String(cString: override).utf8)
+    } else {
+      let descriptor = Glibc.open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC)
+      if descriptor >= 0 {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let count = Glibc.read(descriptor, &buffer, buffer.count)
+        Glibc.close(descriptor)
+        if count > 0 { text = Array(buffer[..<count]).filter { $0 != UInt8(ascii: "\n") } }
+      }
+    }
+    if text.isEmpty { text = Array("unknown-\(getpid())-\(time(nil))".utf8) }
+    var boot = Array(text.prefix(40))
+    boot += [UInt8](repeating: 0, count: 40 - boot.count)
+    return boot
+  }
+}
+
+/// A checkpoint, as a log header slot holds it (`Specs/store/log.md`).
+struct LogHeader: Equatable {
+  var sequence: UInt64
+  var checkpoint: UInt64
+  var pageSize: UInt32
+  var device: UInt64
+  var inode: UInt64
+  var boot: [UInt8]
+  /// The first ``CommitLog/metaCopySize`` bytes of meta page 0, then of meta page 1.
+  var metas: [UInt8]
+
+  func encoded() -> [UInt8] {
+    var bytes = [UInt8](repeating: 0, count: CommitLog.headerSize)
+    func put<T: FixedWidthInteger>(_ value: T, _ offset: Int) {
+      withUnsafeBytes(of: value.littleEndian) { for (index, byte) in $0.enumerated() { bytes[offset + index] = byte } }
+    }
+    put(CommitLog.headerMagic, 0)
+    put(CommitLog.formatVersion, 8)
+    put(pageSize, 12)
+    put(sequence, 16)
+    put(checkpoint, 24)
+    put(device, 32)
+    put(inode, 40)
+    bytes.replaceSubrange(48..<88, with: boot)
+    bytes.replaceSubrange(88..<600, with: metas)
+    let checksum = bytes.withUnsafeBytes { reef_crc32c($0.baseAddress!, 600) }
+    put(checksum, 600)
+    return bytes
+  }
+
+  init(
+    sequence: UInt64, checkpoint: UInt64, pageSize: UInt32, device: UInt64, inode: UInt64, boot: [UInt8],
+    metas: [UInt8]
+  ) {
+    self.sequence = sequence
+    self.checkpoint = checkpoint
+    self.pageSize = pageSize
+    self.device = device
+    self.inode = inode
+    self.boot = boot
+    self.metas = metas
+  }
+
+  /// The header in `bytes`, if its magic, version and checksum check out.
+  init?(decoding bytes: [UInt8]) {
+    guard bytes.count >= CommitLog.headerSize else { return nil }
+    func get(_ offset: Int, _ size: Int) -> UInt64 {
+      var value: UInt64 = 0
+      for index in (0..<size).reversed() { value = value << 8 | UInt64(bytes[offset + index]) }
+      return value
+    }
+    let checksum = bytes.withUnsafeBytes { reef_crc32c($0.baseAddress!, 600) }
+    guard get(0, 8) == CommitLog.headerMagic, get(8, 4) == UInt64(CommitLog.formatVersion),
+      get(600, 4) == UInt64(checksum)
+    else { return nil }
+    pageSize = UInt32(get(12, 4))
+    guard pageSize >= 512, pageSize.nonzeroBitCount == 1 else { return nil }
+    sequence = get(16, 8)
+    checkpoint = get(24, 8)
+    device = get(32, 8)
+    inode = get(40, 8)
+    boot = Array(bytes[48..<88])
+    metas = Array(bytes[88..<600])
+  }
+}
+
+/// The store file, read and written directly (around LMDB) to copy and restore meta pages.
+struct DataFile {
+  let descriptor: Int32
+  let device: UInt64
+  let inode: UInt64
+  private let owned: Bool
+
+  init(descriptor: Int32, status: stat) {
+    self.descriptor = descriptor
+    device = UInt64(status.st_dev)
+    inode = UInt64(status.st_ino)
+    owned = false
+  }
+
+  init(path: String, readOnly: Bool) throws(StoreError) {
+    descriptor = Glibc.open(path, (readOnly ? O_RDONLY : O_RDWR) | O_CLOEXEC)
+    guard descriptor >= 0 else { throw StoreError(.open, "cannot open the store \(path): \(String(cString: strerror(errno)))") }
+    var status = stat()
+    guard fstat(descriptor, &status) == 0 else {
+      Glibc.close(descriptor)
+      throw StoreError(.open, "cannot open the store \(path): \(String(cString: strerror(errno)))")
+    }
+    device = UInt64(status.st_dev)
+    inode = UInt64(status.st_ino)
+    owned = true
+  }
+
+  func closeIfOwned() { if owned { Glibc.close(descriptor) } }
+
+  /// `count` bytes at `offset`, or fewer where the file ends.
+  func read(_ count: Int, at offset: Int) -> [UInt8] {
+    var bytes = [UInt8](repeating: 0, count: count)
+    let result = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(offset)) }
+    return result == count ? bytes : Array(bytes.prefix(max(0, result)))
+  }
+
+  /// Writes `header`'s meta pages back over the store file's and flushes them.
+  func restore(_ header: LogHeader) throws(StoreError) {
+    defer { closeIfOwned() }
+    // LMDB's meta magic (0xBEEFC0DE) follows the 16-byte page header in both copies.
+    for copy in 0..<2 {
+      let bytes = Array(header.metas[copy * CommitLog.metaCopySize..<(copy + 1) * CommitLog.metaCopySize])
+      let magic = UInt32(bytes[16]) | UInt32(bytes[17]) << 8 | UInt32(bytes[18]) << 16 | UInt32(bytes[19]) << 24
+      guard magic == 0xBEEF_C0DE else {
+        throw StoreError(.corrupt, "the commit log's checkpoint holds no LMDB meta page \(copy); the store cannot be recovered")
+      }
+      let offset = copy * Int(header.pageSize)
+      let written = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(offset)) }
+      guard written == bytes.count else {
+        throw StoreError(.storage, "recovering the store: cannot write its meta page \(copy): \(String(cString: strerror(errno)))")
+      }
+    }
+    guard fdatasync(descriptor) == 0 else {
+      throw StoreError(.storage, "recovering the store: cannot flush its meta pages: \(String(cString: strerror(errno)))")
+    }
+  }
+}
