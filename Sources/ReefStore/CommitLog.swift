@@ -30,11 +30,8 @@ final class CommitLog {
   static let blockSize = 4096
   /// The two header slots; a checkpoint writes the one its sequence number selects.
   static let headerOffsets = [0, 4096]
-  /// The block mapped into every opener's memory: the log's state between checkpoints, shared
-  /// by the processes that have the store open. Never read after a restart.
-  static let sharedOffset = 8192
   /// Where the first record of each checkpoint's log starts.
-  static let recordsStart = 12_288
+  static let recordsStart = 8192
   /// "REEFLOG1", little-endian.
   static let headerMagic: UInt64 = 0x3147_4F4C_4645_4552
   static let formatVersion: UInt32 = 1
@@ -48,7 +45,7 @@ final class CommitLog {
   /// checkpoint (two flushes, as a bulk load would make anyway).
   static let largestRecord = 8 << 20
   /// The log's size at which the next commit checkpoints first, and the log starts over.
-  static let checkpointThreshold = 64 << 20
+  static let checkpointThreshold = 8 << 20
   /// The log file grows by this much at a time, written with zeros and flushed once, so that a
   /// record's flush never has to update the file's size.
   static let growthStep = 1 << 20
@@ -62,7 +59,10 @@ final class CommitLog {
   /// The same file opened `O_DIRECT` (or -1): fully durable records are written through it,
   /// straight to the device, which saves the page cache's copy and makes the flush cheaper.
   private let directFile: Int32
-  /// The shared block (``sharedOffset``), mapped; nil for a read-only store.
+  /// The log's state between checkpoints, shared by the processes that have the store open:
+  /// the first block of `path-log-shared`, mapped; nil for a read-only store. Never read after
+  /// a restart. (A file of its own: a block of the log would be written out with every flush
+  /// of the log, and fault again on the next commit's change.)
   private let shared: UnsafeMutableRawPointer?
   /// This boot of the machine (`/proc/sys/kernel/random/boot_id`, or `REEF_BOOT_ID`).
   let boot: [UInt8]
@@ -114,14 +114,21 @@ final class CommitLog {
       shared = nil
     } else {
       directFile = reef_o_direct == 0 ? -1 : Glibc.open(logPath, O_RDWR | reef_o_direct | O_CLOEXEC)
-      // The shared block must exist before it is mapped.
-      var status = stat()
-      if fstat(file, &status) == 0 && Int(status.st_size) < CommitLog.recordsStart {
-        _ = ftruncate(file, off_t(CommitLog.recordsStart))
-      }
-      let mapped = mmap(nil, CommitLog.blockSize, PROT_READ | PROT_WRITE, MAP_SHARED, file, off_t(CommitLog.sharedOffset))
-      shared = mapped == MAP_FAILED ? nil : mapped
+      shared = CommitLog.mapShared(logPath + "-shared")
     }
+  }
+
+  /// The first block of the file at `path` (created, and made one block long, if needed),
+  /// mapped shared; nil if it cannot be.
+  private static func mapShared(_ path: String) -> UnsafeMutableRawPointer? {
+    let descriptor = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+    guard descriptor >= 0 else { return nil }
+    defer { Glibc.close(descriptor) }
+    var status = stat()
+    guard fstat(descriptor, &status) == 0 else { return nil }
+    if Int(status.st_size) < blockSize && ftruncate(descriptor, off_t(blockSize)) != 0 { return nil }
+    let mapped = mmap(nil, blockSize, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0)
+    return mapped == MAP_FAILED ? nil : mapped
   }
 
   deinit {
@@ -160,7 +167,8 @@ final class CommitLog {
       return
     }
     let metas = data.read(CommitLog.metaCopySize, at: 0) + data.read(CommitLog.metaCopySize, at: Int(header.pageSize))
-    let hasRecords = readRecord(at: CommitLog.recordsStart, sequence: header.sequence, lsn: header.checkpoint + 1) != nil
+    let hasRecords =
+      readRecord(at: CommitLog.recordsStart, sequence: header.sequence, lsn: header.checkpoint + 1) != nil
     guard metas != header.metas || hasRecords else { return }
     if readOnly {
       throw StoreError(
@@ -203,7 +211,8 @@ final class CommitLog {
     guard let writer = try? LMDBTransaction(environment: environment, readOnly: false) else { return }
     defer { writer.abort() }
     // Another opener may have checkpointed meanwhile (read again under LMDB's write lock).
-    guard sharedIsValid(shared), shared.load(fromByteOffset: SharedField.tail, as: UInt64.self) > UInt64(CommitLog.recordsStart)
+    guard sharedIsValid(shared),
+      shared.load(fromByteOffset: SharedField.tail, as: UInt64.self) > UInt64(CommitLog.recordsStart)
     else { return }
     try? checkpoint(environment: environment)
   }
@@ -467,15 +476,20 @@ final class CommitLog {
       if result < 0 && errno == EINTR { continue }
       guard result > 0 else {
         let code = errno
-        if code == ENOSPC { throw StoreError(.full, "writing the commit log \(logPath): the disk is full; nothing was committed") }
-        throw StoreError(.storage, "writing the commit log \(logPath): \(String(cString: strerror(code))); nothing was committed")
+        if code == ENOSPC {
+          throw StoreError(.full, "writing the commit log \(logPath): the disk is full; nothing was committed")
+        }
+        throw StoreError(
+          .storage, "writing the commit log \(logPath): \(String(cString: strerror(code))); nothing was committed")
       }
       written += result
     }
   }
 
   private func writeAll(_ descriptor: Int32, _ bytes: [UInt8], count: Int, at offset: Int) throws(StoreError) {
-    try withBytes(bytes) { (raw) throws(StoreError) in try writeAll(descriptor, raw.baseAddress!, count: count, at: offset) }
+    try withBytes(bytes) { (raw) throws(StoreError) in
+      try writeAll(descriptor, raw.baseAddress!, count: count, at: offset)
+    }
   }
 
   private func readAll(_ descriptor: Int32, _ bytes: inout [UInt8], at offset: Int) -> Bool {
@@ -597,7 +611,9 @@ struct DataFile {
 
   init(path: String, readOnly: Bool) throws(StoreError) {
     descriptor = Glibc.open(path, (readOnly ? O_RDONLY : O_RDWR) | O_CLOEXEC)
-    guard descriptor >= 0 else { throw StoreError(.open, "cannot open the store \(path): \(String(cString: strerror(errno)))") }
+    guard descriptor >= 0 else {
+      throw StoreError(.open, "cannot open the store \(path): \(String(cString: strerror(errno)))")
+    }
     var status = stat()
     guard fstat(descriptor, &status) == 0 else {
       Glibc.close(descriptor)
@@ -625,16 +641,19 @@ struct DataFile {
       let bytes = Array(header.metas[copy * CommitLog.metaCopySize..<(copy + 1) * CommitLog.metaCopySize])
       let magic = UInt32(bytes[16]) | UInt32(bytes[17]) << 8 | UInt32(bytes[18]) << 16 | UInt32(bytes[19]) << 24
       guard magic == 0xBEEF_C0DE else {
-        throw StoreError(.corrupt, "the commit log's checkpoint holds no LMDB meta page \(copy); the store cannot be recovered")
+        throw StoreError(
+          .corrupt, "the commit log's checkpoint holds no LMDB meta page \(copy); the store cannot be recovered")
       }
       let offset = copy * Int(header.pageSize)
       let written = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(offset)) }
       guard written == bytes.count else {
-        throw StoreError(.storage, "recovering the store: cannot write its meta page \(copy): \(String(cString: strerror(errno)))")
+        throw StoreError(
+          .storage, "recovering the store: cannot write its meta page \(copy): \(String(cString: strerror(errno)))")
       }
     }
     guard fdatasync(descriptor) == 0 else {
-      throw StoreError(.storage, "recovering the store: cannot flush its meta pages: \(String(cString: strerror(errno)))")
+      throw StoreError(
+        .storage, "recovering the store: cannot flush its meta pages: \(String(cString: strerror(errno)))")
     }
   }
 }

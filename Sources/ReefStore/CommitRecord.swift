@@ -58,7 +58,9 @@ final class CommitRecord {
   }
 
   /// `size` rounded up to whole blocks.
-  static func paddedSize(_ size: Int) -> Int { (size + CommitLog.blockSize - 1) / CommitLog.blockSize * CommitLog.blockSize }
+  static func paddedSize(_ size: Int) -> Int {
+    (size + CommitLog.blockSize - 1) / CommitLog.blockSize * CommitLog.blockSize
+  }
 
   // MARK: Recording
 
@@ -224,7 +226,9 @@ final class CommitRecord {
         try transaction.delete(database, Array(try slice(try integer(4))))
       case 4:
         let number = UInt16(try integer(2))
-        guard let database = databases[number] else { throw damaged("database number \(number) used before it is named") }
+        guard let database = databases[number] else {
+          throw damaged("database number \(number) used before it is named")
+        }
         try transaction.drop(database)
         databases[number] = nil
       default:

@@ -20,7 +20,7 @@ func generatedDocuments(_ count: Int) -> [Document] {
 /// Runs store operation `operation` (`store-insert`, `store-get`, `store-query`) with the
 /// command line's further arguments.
 func profileStore(_ operation: String) {
-  guard ["store-insert", "store-get", "store-query"].contains(operation) else {
+  guard ["store-insert", "store-get", "store-query", "store-commit"].contains(operation) else {
     printError("unknown operation \(operation)")
     exit(2)
   }
@@ -29,6 +29,7 @@ func profileStore(_ operation: String) {
   defer {
     unlink(path)
     unlink(path + "-lock")
+    unlink(path + "-log")
   }
   let documents = generatedDocuments(count)
   switch operation {
@@ -48,6 +49,38 @@ func profileStore(_ operation: String) {
     printError(
       "inserts: \(Int((inserted - start) * 1e9) / count) ns each; commit and close: \(Int((end - inserted) * 1000)) ms; "
         + "total \(Int((end - start) * 1000)) ms")
+  case "store-commit":
+    // StoreBenchmarks' commit group: COUNT documents, then CALLS inserts of one document each in
+    // its own write transaction at DURABILITY (full, normal or none); wall clock and thread CPU
+    // per commit, medians.
+    let calls = countArgument(3, default: 2_000)
+    let level = CommandLine.arguments.count > 4 ? CommandLine.arguments[4] : "full"
+    guard let durability = Durability(rawValue: level) else {
+      printError("the durability is full, normal or none, not \(level)")
+      exit(2)
+    }
+    let store = try! Store(path: path, options: StoreOptions(initialMapSize: 1 << 30, durability: durability))
+    try! store.write { transaction in
+      for document in documents { try transaction.collection("contacts").insert(document) }
+    }
+    let (freshBytes, freshOffsets) = generateStream(count: calls, first: 50_000_000)
+    let fresh = PinnedBytes(freshBytes).documents(startingAt: freshOffsets)
+    var walls: [Double] = []
+    var cpus: [Double] = []
+    for call in 0..<calls {
+      let document = fresh[call]
+      let start = monotonicSeconds()
+      let cpu = threadCPUSeconds()
+      try! store.collection("contacts").insert(document)
+      cpus.append(threadCPUSeconds() - cpu)
+      walls.append(monotonicSeconds() - start)
+    }
+    walls.sort()
+    cpus.sort()
+    printError(
+      "commit at \(durability): wall \(Int(walls[calls / 2] * 1e9)) ns, thread CPU \(Int(cpus[calls / 2] * 1e9)) ns "
+        + "(medians of \(calls); wall p90 \(Int(walls[calls * 9 / 10] * 1e9)) ns, p99 \(Int(walls[calls * 99 / 100] * 1e9)) ns, "
+        + "max \(Int(walls[calls - 1] * 1e9)) ns; mean \(Int(walls.reduce(0, +) / Double(calls) * 1e9)) ns)")
   case "store-get":
     let calls = countArgument(3, default: 1_000_000)
     let store = try! Store(path: path, options: StoreOptions(initialMapSize: 1 << 30))

@@ -9,6 +9,7 @@
 //   perf record -g .build/release/ReefProfile store-insert 1000000   one write transaction, then commit
 //   perf record -g .build/release/ReefProfile store-get 100000 [CALLS] document(forID:) per call
 //   perf record -g .build/release/ReefProfile store-query 100000 indexed|plain|one [CALLS [warm|cold]]   find on address.city (one: on name, 1 match)
+//   perf record -g .build/release/ReefProfile store-commit 100000 [CALLS [full|normal|none]]   one insert per write transaction
 import BenchSupport
 import CBench
 import ReefBSON
