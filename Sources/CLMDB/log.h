@@ -85,14 +85,25 @@ __attribute__((target("sse4.2"))) static inline uint32_t reef_crc32c_sse42(uint3
 }
 #endif
 
+/// Extends the CRC-32C state `state` (not inverted) over `count` bytes at `bytes`.
+static inline uint32_t reef_crc32c_update(uint32_t state, const void *bytes, size_t count) {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("sse4.2")) return reef_crc32c_sse42(state, (const unsigned char *)bytes, count);
+#endif
+  return reef_crc32c_bytes(state, (const unsigned char *)bytes, count);
+}
+
 /// The CRC-32C of `count` bytes at `bytes` (initial value and final inversion included):
 /// 0xE3069283 for the nine bytes "123456789".
 static inline uint32_t reef_crc32c(const void *bytes, size_t count) {
-  uint32_t crc = 0xffffffffu;
-#if defined(__x86_64__)
-  if (__builtin_cpu_supports("sse4.2")) return ~reef_crc32c_sse42(crc, (const unsigned char *)bytes, count);
-#endif
-  return ~reef_crc32c_bytes(crc, (const unsigned char *)bytes, count);
+  return ~reef_crc32c_update(0xffffffffu, bytes, count);
+}
+
+/// The CRC-32C of the 8 bytes of `salt` (little-endian) followed by `count` bytes at `bytes`.
+static inline uint32_t reef_crc32c_salted(uint64_t salt, const void *bytes, size_t count) {
+  unsigned char prefix[8];
+  for (int i = 0; i < 8; i++) prefix[i] = (unsigned char)(salt >> (8 * i));
+  return ~reef_crc32c_update(reef_crc32c_update(0xffffffffu, prefix, 8), bytes, count);
 }
 
 /// Takes (`type` F_RDLCK or F_WRLCK) or releases (F_UNLCK) a lock on the one byte at `offset` of

@@ -37,7 +37,7 @@ final class CommitLog {
   static let formatVersion: UInt32 = 1
   /// Bytes kept of each meta page (LMDB's page header and `MDB_meta` take 152).
   static let metaCopySize = 256
-  static let headerSize = 604
+  static let headerSize = 612
   /// "RFRC", little-endian.
   static let recordMagic: UInt32 = 0x4352_4652
   static let recordHeaderSize = 32
@@ -168,8 +168,12 @@ final class CommitLog {
     }
     let metas = data.read(CommitLog.metaCopySize, at: 0) + data.read(CommitLog.metaCopySize, at: Int(header.pageSize))
     let hasRecords =
-      readRecord(at: CommitLog.recordsStart, sequence: header.sequence, lsn: header.checkpoint + 1) != nil
+      readRecord(at: CommitLog.recordsStart, sequence: header.sequence, salt: header.salt, lsn: header.checkpoint + 1)
+      != nil
     guard metas != header.metas || hasRecords else { return }
+    // The store file's newest meta page is the checkpoint's or a later one: a store file older
+    // than the checkpoint (a backup copied over it) is not the one the log was written for.
+    guard CommitLog.newestTransaction(metas) >= header.checkpoint else { return }
     if readOnly {
       throw StoreError(
         .open,
@@ -189,7 +193,12 @@ final class CommitLog {
       _ = reef_byte_lock(file, Int16(F_UNLCK), CommitLog.gateByte, 0)
     }
     guard !readOnly, isFirst else { return }
+    var hold: LMDBTransaction?
+    defer { hold?.abort() }
     if let header = replayFrom {
+      // Applying the records must not reuse the checkpoint's pages: a power loss meanwhile
+      // would have the next opener start from the checkpoint again.
+      hold = try LMDBTransaction(environment: environment, readOnly: true)
       replayed = try replay(header, environment: environment)
       replayFrom = nil
     }
@@ -219,6 +228,17 @@ final class CommitLog {
 
   // MARK: Committing
 
+  /// Called when a write transaction begins, before it writes anything (LMDB chooses the pages
+  /// it reuses as it writes): makes sure this process holds a pin no newer than the newest
+  /// checkpoint, checkpointing if it does not (its first write, a shared block no checkpoint of
+  /// this boot set up, or a pin two checkpoints old, which holds back more pages than needed).
+  func prepareWrite(environment: OpaquePointer) throws(StoreError) {
+    guard let shared else { return }
+    if pin == nil || !sharedIsValid(shared) || sequence(shared) >= pinSequence + 2 {
+      try checkpoint(environment: environment)
+    }
+  }
+
   /// Commits the write transaction `transaction` with `durability`: its record is appended to
   /// the log (and, for ``Durability/full``, flushed) before LMDB commits it. On a throw nothing
   /// of the transaction is committed.
@@ -235,11 +255,7 @@ final class CommitLog {
       return
     }
     let lsn = UInt64(mdb_txn_id(transaction.pointer))
-    if pin == nil || !sharedIsValid(shared) || sequence(shared) >= pinSequence + 2 {
-      // This process's first logged commit, a log no checkpoint of this boot set up, or a pin
-      // two checkpoints old (it holds back more pages than it needs): checkpoint first.
-      try checkpoint(environment: environment)
-    }
+    try prepareWrite(environment: environment)  // done when the transaction began; checked again
     var last = shared.load(fromByteOffset: SharedField.lastLSN, as: UInt64.self)
     var start = Int(shared.load(fromByteOffset: SharedField.tail, as: UInt64.self))
     if last == lsn {
@@ -253,11 +269,11 @@ final class CommitLog {
       try checkpoint(environment: environment)
       start = CommitLog.recordsStart
     }
-    let size = record.seal(sequence: sequence(shared), lsn: lsn)
+    let size = record.seal(sequence: sequence(shared), salt: salt(shared), lsn: lsn)
     if start + size > CommitLog.checkpointThreshold && start > CommitLog.recordsStart {
       try checkpoint(environment: environment)
       start = CommitLog.recordsStart
-      record.reseal(sequence: sequence(shared))
+      record.reseal(sequence: sequence(shared), salt: salt(shared))
     }
     try ensureCapacity(start + size)
     let direct = durability == .full && directFile >= 0
@@ -275,14 +291,16 @@ final class CommitLog {
       shared.load(fromByteOffset: SharedField.lastLSN, as: UInt64.self),
       shared.load(fromByteOffset: SharedField.lastStart, as: UInt64.self)
     )
-    shared.storeBytes(of: UInt64(start + size), toByteOffset: SharedField.tail, as: UInt64.self)
-    shared.storeBytes(of: lsn, toByteOffset: SharedField.lastLSN, as: UInt64.self)
+    // In this order, so that a writer that dies between two of them leaves the next writer
+    // to write over its record (from `start`), which was never acknowledged.
     shared.storeBytes(of: UInt64(start), toByteOffset: SharedField.lastStart, as: UInt64.self)
+    shared.storeBytes(of: lsn, toByteOffset: SharedField.lastLSN, as: UInt64.self)
+    shared.storeBytes(of: UInt64(start + size), toByteOffset: SharedField.tail, as: UInt64.self)
     do {
       try transaction.commit()
     } catch {
-      shared.storeBytes(of: before.0, toByteOffset: SharedField.tail, as: UInt64.self)
       shared.storeBytes(of: before.1, toByteOffset: SharedField.lastLSN, as: UInt64.self)
+      shared.storeBytes(of: before.0, toByteOffset: SharedField.tail, as: UInt64.self)
       shared.storeBytes(of: before.2, toByteOffset: SharedField.lastStart, as: UInt64.self)
       eraseRecord(at: start)
       throw error
@@ -330,19 +348,23 @@ final class CommitLog {
     let previous = max(validHeader()?.sequence ?? 0, shared.flatMap { sharedIsValid($0) ? sequence($0) : nil } ?? 0)
     let header = LogHeader(
       sequence: previous + 1, checkpoint: state, pageSize: UInt32(pageSize), device: data.device,
-      inode: data.inode, boot: boot, metas: metas)
+      inode: data.inode, salt: UInt64.random(in: 1...UInt64.max), boot: boot, metas: metas)
+    // Until the shared block describes the new header, it describes none: a checkpointer that
+    // dies in between leaves the next writer to checkpoint again.
+    shared?.storeBytes(of: 0, toByteOffset: SharedField.magic, as: UInt64.self)
     let bytes = header.encoded()
     try writeAll(file, bytes, count: bytes.count, at: CommitLog.headerOffsets[Int(header.sequence % 2)])
     guard fdatasync(file) == 0 else {
       throw StoreError(.storage, "checkpoint: flushing the commit log \(logPath): \(String(cString: strerror(errno)))")
     }
     if let shared {
-      shared.storeBytes(of: CommitLog.headerMagic, toByteOffset: SharedField.magic, as: UInt64.self)
       boot.withUnsafeBytes { shared.advanced(by: SharedField.boot).copyMemory(from: $0.baseAddress!, byteCount: 40) }
       shared.storeBytes(of: header.sequence, toByteOffset: SharedField.sequence, as: UInt64.self)
+      shared.storeBytes(of: header.salt, toByteOffset: SharedField.salt, as: UInt64.self)
       shared.storeBytes(of: UInt64(CommitLog.recordsStart), toByteOffset: SharedField.tail, as: UInt64.self)
       shared.storeBytes(of: state, toByteOffset: SharedField.lastLSN, as: UInt64.self)
       shared.storeBytes(of: UInt64(CommitLog.recordsStart), toByteOffset: SharedField.lastStart, as: UInt64.self)
+      shared.storeBytes(of: CommitLog.headerMagic, toByteOffset: SharedField.magic, as: UInt64.self)
     }
     checkpoints += 1
     pin?.abort()
@@ -359,7 +381,7 @@ final class CommitLog {
     var offset = CommitLog.recordsStart
     var lsn = header.checkpoint + 1
     var count = 0
-    while let payload = readRecord(at: offset, sequence: header.sequence, lsn: lsn) {
+    while let payload = readRecord(at: offset, sequence: header.sequence, salt: header.salt, lsn: lsn) {
       let transaction = try LMDBTransaction(environment: environment, readOnly: false)
       guard UInt64(mdb_txn_id(transaction.pointer)) == lsn else {
         transaction.abort()
@@ -384,7 +406,7 @@ final class CommitLog {
 
   /// The payload of the record at `offset` if it is whole (magic, length, checksum) and is
   /// record `lsn` of checkpoint `sequence`; nil otherwise.
-  private func readRecord(at offset: Int, sequence: UInt64, lsn: UInt64) -> [UInt8]? {
+  private func readRecord(at offset: Int, sequence: UInt64, salt: UInt64, lsn: UInt64) -> [UInt8]? {
     var head = [UInt8](repeating: 0, count: CommitLog.recordHeaderSize)
     guard readAll(file, &head, at: offset) else { return nil }
     let field = { (at: Int, size: Int) -> UInt64 in
@@ -397,12 +419,29 @@ final class CommitLog {
     guard length <= CommitLog.largestRecord + (1 << 20) else { return nil }
     var whole = head + [UInt8](repeating: 0, count: length)
     guard readAll(file, &whole, at: offset) else { return nil }
-    let checksum = whole.withUnsafeBytes { reef_crc32c($0.baseAddress! + 8, $0.count - 8) }
+    let checksum = whole.withUnsafeBytes { reef_crc32c_salted(salt, $0.baseAddress! + 8, $0.count - 8) }
     guard UInt64(checksum) == field(4, 4) else { return nil }
     return Array(whole[CommitLog.recordHeaderSize...])
   }
 
   // MARK: Headers and the shared block
+
+  /// The larger transaction number of the two meta page copies in `metas` (`mm_txnid`, the
+  /// last field of `MDB_meta`: bytes 128–135 after the 16-byte page header); 0 for a copy
+  /// without LMDB's magic.
+  static func newestTransaction(_ metas: [UInt8]) -> UInt64 {
+    var newest: UInt64 = 0
+    for copy in 0..<2 {
+      let base = copy * metaCopySize
+      guard metas.count >= base + 152 else { continue }
+      let field = { (at: Int, size: Int) -> UInt64 in
+        (0..<size).reversed().reduce(UInt64(0)) { $0 << 8 | UInt64(metas[base + at + $1]) }
+      }
+      guard field(16, 4) == 0xBEEF_C0DE else { continue }
+      newest = max(newest, field(144, 8))
+    }
+    return newest
+  }
 
   /// The valid header with the highest sequence number, if any.
   func validHeader() -> LogHeader? {
@@ -423,7 +462,8 @@ final class CommitLog {
     static let lastLSN = 24
     static let lastStart = 32
     static let capacity = 40
-    static let boot = 48  // 40 bytes
+    static let salt = 48
+    static let boot = 56  // 40 bytes
   }
 
   /// Whether a checkpoint of this boot set the shared block up.
@@ -434,6 +474,10 @@ final class CommitLog {
 
   private func sequence(_ shared: UnsafeMutableRawPointer) -> UInt64 {
     shared.load(fromByteOffset: SharedField.sequence, as: UInt64.self)
+  }
+
+  private func salt(_ shared: UnsafeMutableRawPointer) -> UInt64 {
+    shared.load(fromByteOffset: SharedField.salt, as: UInt64.self)
   }
 
   // MARK: Files
@@ -536,6 +580,9 @@ struct LogHeader: Equatable {
   var pageSize: UInt32
   var device: UInt64
   var inode: UInt64
+  /// Random, new at each checkpoint: the records' checksums begin with it, so that no bytes
+  /// written before the checkpoint (or inside a document) pass for one of its records.
+  var salt: UInt64
   var boot: [UInt8]
   /// The first ``CommitLog/metaCopySize`` bytes of meta page 0, then of meta page 1.
   var metas: [UInt8]
@@ -552,22 +599,24 @@ struct LogHeader: Equatable {
     put(checkpoint, 24)
     put(device, 32)
     put(inode, 40)
-    bytes.replaceSubrange(48..<88, with: boot)
-    bytes.replaceSubrange(88..<600, with: metas)
-    let checksum = bytes.withUnsafeBytes { reef_crc32c($0.baseAddress!, 600) }
-    put(checksum, 600)
+    put(salt, 48)
+    bytes.replaceSubrange(56..<96, with: boot)
+    bytes.replaceSubrange(96..<608, with: metas)
+    let checksum = bytes.withUnsafeBytes { reef_crc32c($0.baseAddress!, 608) }
+    put(checksum, 608)
     return bytes
   }
 
   init(
-    sequence: UInt64, checkpoint: UInt64, pageSize: UInt32, device: UInt64, inode: UInt64, boot: [UInt8],
-    metas: [UInt8]
+    sequence: UInt64, checkpoint: UInt64, pageSize: UInt32, device: UInt64, inode: UInt64, salt: UInt64,
+    boot: [UInt8], metas: [UInt8]
   ) {
     self.sequence = sequence
     self.checkpoint = checkpoint
     self.pageSize = pageSize
     self.device = device
     self.inode = inode
+    self.salt = salt
     self.boot = boot
     self.metas = metas
   }
@@ -580,9 +629,9 @@ struct LogHeader: Equatable {
       for index in (0..<size).reversed() { value = value << 8 | UInt64(bytes[offset + index]) }
       return value
     }
-    let checksum = bytes.withUnsafeBytes { reef_crc32c($0.baseAddress!, 600) }
+    let checksum = bytes.withUnsafeBytes { reef_crc32c($0.baseAddress!, 608) }
     guard get(0, 8) == CommitLog.headerMagic, get(8, 4) == UInt64(CommitLog.formatVersion),
-      get(600, 4) == UInt64(checksum)
+      get(608, 4) == UInt64(checksum)
     else { return nil }
     pageSize = UInt32(get(12, 4))
     guard pageSize >= 512, pageSize.nonzeroBitCount == 1 else { return nil }
@@ -590,8 +639,9 @@ struct LogHeader: Equatable {
     checkpoint = get(24, 8)
     device = get(32, 8)
     inode = get(40, 8)
-    boot = Array(bytes[48..<88])
-    metas = Array(bytes[88..<600])
+    salt = get(48, 8)
+    boot = Array(bytes[56..<96])
+    metas = Array(bytes[96..<608])
   }
 }
 

@@ -156,23 +156,25 @@ final class CommitRecord {
 
   // MARK: Sealing
 
-  /// Fills the header in (record `lsn` of checkpoint `sequence`, with its checksum) and zeroes
+  /// Fills the header in (record `lsn` of checkpoint `sequence`, with its checksum salted with
+  /// the checkpoint's `salt`) and zeroes
   /// the padding; returns the padded size to write from ``bytes``.
-  func seal(sequence: UInt64, lsn: UInt64) -> Int {
+  func seal(sequence: UInt64, salt: UInt64, lsn: UInt64) -> Int {
     let padded = CommitRecord.paddedSize(count)
     (bytes + count).initializeMemory(as: UInt8.self, repeating: 0, count: padded - count)
     bytes.storeBytes(of: CommitLog.recordMagic.littleEndian, toByteOffset: 0, as: UInt32.self)
     bytes.storeBytes(of: lsn.littleEndian, toByteOffset: 16, as: UInt64.self)
     bytes.storeBytes(of: UInt32(count - CommitLog.recordHeaderSize).littleEndian, toByteOffset: 24, as: UInt32.self)
     bytes.storeBytes(of: UInt32(0), toByteOffset: 28, as: UInt32.self)
-    reseal(sequence: sequence)
+    reseal(sequence: sequence, salt: salt)
     return padded
   }
 
-  /// Sets the checkpoint sequence number again (a checkpoint came in between) and the checksum.
-  func reseal(sequence: UInt64) {
+  /// Sets the checkpoint's sequence number and the checksum (salted with the checkpoint's salt)
+  /// again: a checkpoint came in between.
+  func reseal(sequence: UInt64, salt: UInt64) {
     bytes.storeBytes(of: sequence.littleEndian, toByteOffset: 8, as: UInt64.self)
-    let checksum = reef_crc32c(bytes + 8, count - 8)
+    let checksum = reef_crc32c_salted(salt, bytes + 8, count - 8)
     bytes.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt32.self)
   }
 

@@ -32,6 +32,12 @@ public final class Transaction {
       } else {
         transaction = try LMDBTransaction(environment: store.environment, readOnly: readOnly)
         if !readOnly, let log = store.log {
+          do throws(StoreError) {
+            try log.prepareWrite(environment: store.environment)
+          } catch {
+            transaction.abort()
+            throw error
+          }
           log.record.reset()
           transaction.record = log.record
         }
