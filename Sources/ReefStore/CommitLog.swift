@@ -73,7 +73,17 @@ final class CommitLog {
   /// and later ones use, so the checkpoint's pages stay as they were flushed.
   private var pin: LMDBTransaction?
   /// The checkpoint sequence number ``pin`` was taken at.
-  private var pinSequence: UInt64 = 0
+  private var pinSequence: UInt64 = 0 {
+    didSet { pinnedSequence.pointee = pinSequence }
+  }
+  /// ``pinSequence`` while there is a pin, else 0, for ``releaseStalePin(writeLock:)``'s
+  /// unlocked first look (an aligned 8-byte load; a stale value only delays or hastens a check
+  /// that is then made under the lock).
+  private let pinnedSequence: UnsafeMutablePointer<UInt64> = {
+    let pointer = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
+    pointer.initialize(to: 0)
+    return pointer
+  }()
   /// Set between ``init(storePath:readOnly:)`` and ``opened(environment:)`` by the first opener
   /// after a restart whose log holds records to apply again.
   private var replayFrom: LogHeader?
@@ -133,6 +143,7 @@ final class CommitLog {
 
   deinit {
     pin?.abort()
+    pinnedSequence.deallocate()
     if let shared { munmap(shared, CommitLog.blockSize) }
     if directFile >= 0 { Glibc.close(directFile) }
     Glibc.close(file)  // also releases the opener locks
@@ -213,6 +224,7 @@ final class CommitLog {
     defer {
       pin?.abort()
       pin = nil
+      pinSequence = 0
     }
     guard !readOnly, pin != nil, let shared, sharedIsValid(shared),
       shared.load(fromByteOffset: SharedField.tail, as: UInt64.self) > UInt64(CommitLog.recordsStart)
@@ -224,6 +236,27 @@ final class CommitLog {
       shared.load(fromByteOffset: SharedField.tail, as: UInt64.self) > UInt64(CommitLog.recordsStart)
     else { return }
     try? checkpoint(environment: environment)
+  }
+
+  // MARK: Pins
+
+  /// Whether this process holds a pin (for tests).
+  var hasPin: Bool { pin != nil }
+
+  /// Lets go of this process's pin if another process has checkpointed since it was taken and
+  /// no write transaction of this process is under way (`writeLock` free): a process that only
+  /// reads then holds back no pages from the writers. Its next write takes a pin again. Cheap
+  /// when there is nothing to do (two loads), so every read transaction calls it.
+  func releaseStalePin(writeLock: Mutex) {
+    guard let shared else { return }
+    let pinned = pinnedSequence.pointee
+    guard pinned != 0, shared.load(fromByteOffset: SharedField.sequence, as: UInt64.self) != pinned else { return }
+    writeLock.withLockIfAvailable {
+      guard let pin, sharedIsValid(shared), sequence(shared) > pinSequence else { return }
+      pin.abort()
+      self.pin = nil
+      pinSequence = 0
+    }
   }
 
   // MARK: Committing

@@ -14,25 +14,30 @@ import ReefQuery
 /// are in the operating system's page cache when they return. The levels differ only when the
 /// machine stops (power loss, kernel panic) before the page cache reaches the disk.
 ///
+/// Each write transaction's changes are appended to the store's commit log (`path-log`) before
+/// LMDB commits them, and LMDB itself commits without flushing; a checkpoint now and then
+/// flushes LMDB's file and starts the log over (`Specs/store/log.md`). After a restart of the
+/// machine the first opener puts the store back at the last checkpoint and applies the log
+/// again, so no level can damage the store.
+///
 /// | level | flushes per commit | after a power loss | like |
 /// |---|---|---|---|
-/// | ``full`` | 2 | every acknowledged commit is there | SQLite `synchronous=FULL`, MongoDB `j: true` |
-/// | ``normal`` | 1 | the last commit may be undone; the store is intact | SQLite WAL `synchronous=NORMAL` |
-/// | ``none`` | 0 | recent commits may be lost and the store may be damaged | SQLite `synchronous=OFF` |
+/// | ``full`` | 1 (the log) | every acknowledged commit is there | SQLite WAL `synchronous=FULL`, MongoDB `j: true` |
+/// | ``normal`` | 0 | recent commits may be undone; the store is intact | SQLite WAL `synchronous=NORMAL` |
+/// | ``none`` | 0 | the same as ``normal`` | |
 public enum Durability: String, Sendable, Hashable, CaseIterable {
-  /// Every commit is on disk when it returns (the default). LMDB flushes twice per commit:
-  /// the new pages (`fdatasync`), then the page that makes them current (a synchronous write),
-  /// because the second must not reach the disk before the first.
+  /// Every commit is on disk when it returns (the default): its record is written to the
+  /// commit log and the log flushed (one `fdatasync`) before LMDB commits it, so a reader
+  /// never sees a commit that a power loss could take back.
   case full
-  /// One flush per commit: the new pages are flushed, the page that makes them current is
-  /// written but not waited for (LMDB's `MDB_NOMETASYNC`); it reaches the disk with the next
-  /// commit, ``Store/sync()``, or the operating system's write-back (about 30 s on Linux). A
-  /// power loss may undo the last committed transaction, never damage the store: the store
-  /// opens at the transaction before.
+  /// No flush at commit: the record is written to the log in the page cache. It reaches the
+  /// disk with the next ``full`` commit, ``Store/sync()``, a checkpoint, or the operating
+  /// system's write-back (about 30 s on Linux). A power loss may undo the commits made since,
+  /// never damage the store: it opens at the last commit whose record reached the disk.
   case normal
-  /// No flush (LMDB's `MDB_NOSYNC`): for bulk loads, with ``Store/sync()`` at the end. A power
-  /// loss may lose every transaction since the last flush and, on file systems that may write
-  /// pages out of order (ext4 and XFS among them), damage the store.
+  /// No flush at commit, as ``normal`` (they behave alike since the commit log: a record is
+  /// written either way, and a power loss cannot damage the store). For bulk loads, end with
+  /// ``Store/sync()`` or a ``full`` commit.
   case none
 }
 
@@ -96,7 +101,8 @@ public struct StoreOptions: Sendable {
 ///
 /// Read transactions see a snapshot and never block the writer; one write transaction runs at a
 /// time (others wait), across threads and processes, and commits atomically or not at all.
-/// The file is `path`; LMDB keeps its lock table in `path-lock`.
+/// The file is `path`; LMDB keeps its lock table in `path-lock`, and Reef its commit log in
+/// `path-log` (with `path-log-shared`, the state the processes that have it open share).
 public final class Store: @unchecked Sendable {
   let environment: OpaquePointer
   /// The path of the store file.
@@ -196,7 +202,8 @@ public final class Store: @unchecked Sendable {
   }
 
   /// Flushes committed transactions to disk: after commits with ``Durability/normal`` or
-  /// ``Durability/none``, everything committed so far then survives a power loss.
+  /// ``Durability/none``, everything committed so far then survives a power loss. (With the
+  /// commit log this flushes the log: one `fdatasync`.)
   public func sync() throws(StoreError) {
     if let log { try log.flush() } else { try check(mdb_env_sync(environment, 1), "sync") }
   }
@@ -223,7 +230,7 @@ public final class Store: @unchecked Sendable {
   /// instead of the store's ``StoreOptions/durability``.
   ///
   /// ```swift
-  /// try store.write(durability: .normal) { transaction in … }  // one flush, not two
+  /// try store.write(durability: .normal) { transaction in … }  // no flush
   /// ```
   ///
   /// A ``Durability/full`` commit also makes every earlier commit durable.
@@ -448,6 +455,12 @@ final class Mutex: @unchecked Sendable {
     pthread_mutex_lock(&mutex)
     defer { pthread_mutex_unlock(&mutex) }
     return try body()
+  }
+  /// Runs `body` holding the lock if no one holds it; does nothing otherwise.
+  func withLockIfAvailable(_ body: () -> Void) {
+    guard pthread_mutex_trylock(&mutex) == 0 else { return }
+    defer { pthread_mutex_unlock(&mutex) }
+    body()
   }
 }
 

@@ -23,6 +23,7 @@ public final class Transaction {
     self.store = store
     // Readers begin under the store's begin lock so that the map never grows under them; a
     // writer already holds the write lock, under which the map grows.
+    if readOnly { store.log?.releaseStalePin(writeLock: store.writeLock) }
     let begin = { () throws(StoreError) -> LMDBTransaction in
       let transaction: LMDBTransaction
       if readOnly, let idle = store.idleReaders.popLast() {

@@ -3,8 +3,8 @@
 // continuing after the last transaction the store holds, until transaction LAST (default:
 // forever). After each commit returns it writes the transaction's number and a newline to
 // standard output with write(2): the acknowledgement the crash test holds the store to after
-// killing this process. The store is opened with the durability given (default full, two
-// flushes per commit) and a 1 MiB map to start with.
+// killing this process. The store is opened with the durability given (default full: one flush
+// of the commit log per commit) and a 1 MiB map to start with.
 
 import ReefBSON
 import ReefStore

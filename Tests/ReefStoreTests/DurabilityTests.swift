@@ -99,6 +99,41 @@ import Testing
     #expect(try Store(path: path).collection("c").count() == 2_500)
   }
 
+  /// A process that wrote keeps a read transaction on the last checkpoint (its pin, see
+  /// Specs/store/log.md) so that its writes never overwrite the checkpoint's pages. Once another
+  /// process has checkpointed, the next read here lets the pin go, so that a process that has
+  /// stopped writing does not hold back the other writers' page reuse; its next write takes a
+  /// pin again (with a checkpoint of its own).
+  @Test func aProcessThatStoppedWritingLetsGoOfItsPin() throws {
+    let directory = makeTemporaryDirectory("reef-durability-tests")
+    defer { removeTree(directory) }
+    let path = directory + "/store.reef"
+    let store = try Store(path: path)
+    let log = try #require(store.log)
+    try store.collection("mine").insert(document(#"{"_id": 1}"#))
+    #expect(log.hasPin)
+    let checkpoints = log.checkpoints
+    // Another process writes: its first write checkpoints.
+    let input = directory + "/in.bson"
+    writeFile(input, try (0..<50).flatMap { try document(#"{"_id": \#($0)}"#).bytes })
+    let reef = String(crashWriterBinary[..<crashWriterBinary.lastIndex(of: "/")!]) + "/reef"
+    var pid = pid_t()
+    let arguments = [reef, "import", input, "--store", path, "--collection", "other"]
+    var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    #expect(posix_spawn(&pid, reef, nil, nil, &argv, environ) == 0)
+    var status: Int32 = 0
+    waitpid(pid, &status, 0)
+    #expect(status == 0, "reef import failed (\(status))")
+    #expect(log.hasPin, "nothing has read or written here since")
+    #expect(try store.collection("other").count() == 50)
+    #expect(!log.hasPin, "a read after another process's checkpoint lets the pin go")
+    try store.collection("mine").insert(document(#"{"_id": 2}"#))
+    #expect(log.hasPin)
+    #expect(log.checkpoints == checkpoints + 1, "the next write takes a pin with a checkpoint")
+    #expect(try store.collection("mine").count() == 2)
+  }
+
   @available(*, deprecated, message: "tests the deprecated syncOnCommit")
   @Test func syncOnCommitMapsToFullAndNone() {
     #expect(StoreOptions(syncOnCommit: true).durability == .full)
