@@ -118,8 +118,7 @@ do {
 // MARK: A store: collections on LMDB, with indexes and transactions
 
 let storePath = "/tmp/reef-tour.reef"
-unlink(storePath)
-unlink(storePath + "-lock")
+try Store.deleteFiles(at: storePath)  // the store file, its lock file and its commit log
 let store = try Store(path: storePath)
 let contacts = store.collection("contacts")
 try contacts.createIndex(Document(extendedJSON: #"{"address.city": 1}"#))

@@ -179,6 +179,28 @@ public final class Store: @unchecked Sendable {
   /// Whether `mdb_env_open` succeeded (deinit checkpoints only then).
   private var environmentOpened = false
 
+  /// The files of the store at `path`: the store file, LMDB's lock file, and the commit log
+  /// with its shared state. Copy, move or remove them together, with the store closed.
+  public static func files(at path: String) -> [String] {
+    [path, path + "-lock", path + "-log", path + "-log-shared"]
+  }
+
+  /// Removes the files of the store at `path` (those that exist), as Realm's
+  /// `Realm.deleteFiles(for:)` does; returns whether the store file was there. The store must
+  /// not be open, in this process or another.
+  @discardableResult
+  public static func deleteFiles(at path: String) throws(StoreError) -> Bool {
+    var existed = false
+    for (index, file) in files(at: path).enumerated() {
+      if unlink(file) == 0 {
+        if index == 0 { existed = true }
+      } else if errno != ENOENT {
+        throw StoreError(.storage, "cannot remove \(file): \(String(cString: strerror(errno)))")
+      }
+    }
+    return existed
+  }
+
   /// Reset read transactions kept for the next reads (LMDB's `mdb_txn_reset`/`mdb_txn_renew`):
   /// a read then needs no allocation and no reader-table lock to begin. Guarded by `beginLock`.
   /// Each keeps its reader slot (one of ``StoreOptions/maximumReaders``) while idle, but no

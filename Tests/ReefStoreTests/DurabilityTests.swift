@@ -134,6 +134,25 @@ import Testing
     #expect(try store.collection("mine").count() == 2)
   }
 
+  /// A store is four files; `Store.deleteFiles(at:)` removes them all, and says whether the
+  /// store was there.
+  @Test func aStoreIsItsFileLockFileAndCommitLog() throws {
+    let directory = makeTemporaryDirectory("reef-durability-tests")
+    defer { removeTree(directory) }
+    let path = directory + "/store.reef"
+    do {
+      let store = try Store(path: path)
+      try store.collection("c").insert(document(#"{"_id": 1}"#))
+    }
+    let present = Store.files(at: path).filter { access($0, F_OK) == 0 }
+    #expect(present == [path, path + "-lock", path + "-log", path + "-log-shared"])
+    #expect(try Store.deleteFiles(at: path))
+    #expect(Store.files(at: path).allSatisfy { access($0, F_OK) != 0 })
+    #expect(try !Store.deleteFiles(at: path))
+    // A new store at the same path starts empty (no log of the old one is applied to it).
+    #expect(try Store(path: path).collection("c").count() == 0)
+  }
+
   @available(*, deprecated, message: "tests the deprecated syncOnCommit")
   @Test func syncOnCommitMapsToFullAndNone() {
     #expect(StoreOptions(syncOnCommit: true).durability == .full)

@@ -71,10 +71,10 @@ func scratchPath(_ name: String) -> String {
   return path
 }
 
-/// The files of a store at `path`: a Reef store is the file and its lock file; SQLite adds its
-/// WAL and shared-memory index (or its rollback journal).
+/// The files of a store at `path`: a Reef store's (`Store.files(at:)`: the file, its lock file
+/// and its commit log); SQLite adds its WAL and shared-memory index (or its rollback journal).
 func storeFiles(_ path: String) -> [String] {
-  [path, path + "-lock", path + "-wal", path + "-shm", path + "-journal"]
+  Store.files(at: path) + [path + "-wal", path + "-shm", path + "-journal"]
 }
 
 func removeStore(_ path: String) {

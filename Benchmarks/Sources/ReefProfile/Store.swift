@@ -26,11 +26,7 @@ func profileStore(_ operation: String) {
   }
   let count = countArgument(2, default: 1_000_000)
   let path = "/tmp/reef-profile-\(getpid()).reef"
-  defer {
-    unlink(path)
-    unlink(path + "-lock")
-    unlink(path + "-log")
-  }
+  defer { try? Store.deleteFiles(at: path) }
   let documents = generatedDocuments(count)
   switch operation {
   case "store-insert":
