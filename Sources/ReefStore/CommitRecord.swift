@@ -31,8 +31,12 @@ final class CommitRecord {
   /// transaction.
   var nameOf: (MDB_dbi) -> String? = { _ in nil }
 
+  private static let initialCapacity = 64 << 10
+  /// A buffer grown past this for a large transaction is given back when the next one begins.
+  private static let keptCapacity = 1 << 20
+
   init() {
-    capacity = 64 << 10
+    capacity = CommitRecord.initialCapacity
     bytes = CommitRecord.allocate(capacity)
   }
 
@@ -49,8 +53,13 @@ final class CommitRecord {
   /// Whether nothing was recorded.
   var isEmpty: Bool { count == CommitLog.recordHeaderSize }
 
-  /// Starts over for the next transaction.
+  /// Starts over for the next transaction (with a small buffer again after a large one).
   func reset() {
+    if capacity > CommitRecord.keptCapacity {
+      free(bytes)
+      capacity = CommitRecord.initialCapacity
+      bytes = CommitRecord.allocate(capacity)
+    }
     count = CommitLog.recordHeaderSize
     isAbandoned = false
     numbers.removeAll(keepingCapacity: true)
