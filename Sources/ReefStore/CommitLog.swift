@@ -183,8 +183,11 @@ final class CommitLog {
       != nil
     guard metas != header.metas || hasRecords else { return }
     // The store file's newest meta page is the checkpoint's or a later one: a store file older
-    // than the checkpoint (a backup copied over it) is not the one the log was written for.
-    guard CommitLog.newestTransaction(metas) >= header.checkpoint else { return }
+    // than the checkpoint (a backup copied over it) is not the one the log was written for. A
+    // store file with neither meta page readable (both lost to the power loss) opens only from
+    // the checkpoint; one too short to hold them is not an LMDB file.
+    guard metas.count == 2 * CommitLog.metaCopySize else { return }
+    if let newest = CommitLog.newestTransaction(metas), newest < header.checkpoint { return }
     if readOnly {
       throw StoreError(
         .open,
@@ -460,10 +463,10 @@ final class CommitLog {
   // MARK: Headers and the shared block
 
   /// The larger transaction number of the two meta page copies in `metas` (`mm_txnid`, the
-  /// last field of `MDB_meta`: bytes 128–135 after the 16-byte page header); 0 for a copy
-  /// without LMDB's magic.
-  static func newestTransaction(_ metas: [UInt8]) -> UInt64 {
-    var newest: UInt64 = 0
+  /// last field of `MDB_meta`: bytes 128–135 after the 16-byte page header), leaving out a copy
+  /// without LMDB's magic; nil if neither has it.
+  static func newestTransaction(_ metas: [UInt8]) -> UInt64? {
+    var newest: UInt64?
     for copy in 0..<2 {
       let base = copy * metaCopySize
       guard metas.count >= base + 152 else { continue }
@@ -471,7 +474,7 @@ final class CommitLog {
         (0..<size).reversed().reduce(UInt64(0)) { $0 << 8 | UInt64(metas[base + at + $1]) }
       }
       guard field(16, 4) == 0xBEEF_C0DE else { continue }
-      newest = max(newest, field(144, 8))
+      newest = max(newest ?? 0, field(144, 8))
     }
     return newest
   }

@@ -194,11 +194,14 @@ final class CommitRecord {
   static func apply(_ payload: [UInt8], to transaction: LMDBTransaction, where place: String) throws(StoreError) {
     var databases: [UInt16: MDB_dbi] = [:]
     var offset = 0
-    func damaged(_ what: String) -> StoreError {
-      StoreError(.corrupt, "\(place): \(what) at byte \(offset) of its operations")
+    /// The error for the field that begins at byte `start` of the operations.
+    func damaged(_ what: String, at start: Int) -> StoreError {
+      StoreError(.corrupt, "\(place): \(what) at byte \(start) of its operations")
     }
     func integer(_ size: Int) throws(StoreError) -> Int {
-      guard offset + size <= payload.count else { throw damaged("expected \(size) more bytes, found the end") }
+      guard offset + size <= payload.count else {
+        throw damaged("expected \(size) more bytes, found the end", at: offset)
+      }
       var value = 0
       for index in (0..<size).reversed() { value = value << 8 | Int(payload[offset + index]) }
       offset += size
@@ -206,25 +209,31 @@ final class CommitRecord {
     }
     func slice(_ size: Int) throws(StoreError) -> ArraySlice<UInt8> {
       guard size >= 0, offset + size <= payload.count else {
-        throw damaged("expected \(size) bytes of data, found \(payload.count - offset)")
+        throw damaged("expected \(size) bytes of data, found \(payload.count - offset)", at: offset)
       }
       defer { offset += size }
       return payload[offset..<offset + size]
     }
     func database() throws(StoreError) -> MDB_dbi {
+      let start = offset
       let number = UInt16(try integer(2))
-      guard let database = databases[number] else { throw damaged("database number \(number) used before it is named") }
+      guard let database = databases[number] else {
+        throw damaged("database number \(number) used before it is named", at: start)
+      }
       return database
     }
     while offset < payload.count {
+      let start = offset
       let op = try integer(1)
       switch op {
       case 1:
         let number = UInt16(try integer(2))
         let create = try integer(1) != 0
-        let name = String(decoding: try slice(try integer(2)), as: UTF8.self)
+        let length = try integer(2)
+        let nameStart = offset
+        let name = String(decoding: try slice(length), as: UTF8.self)
         guard let database = try transaction.open(name, create: create) else {
-          throw damaged("the database \(name) does not exist")
+          throw damaged("the database \(name) does not exist", at: nameStart)
         }
         databases[number] = database
       case 2:
@@ -236,14 +245,15 @@ final class CommitRecord {
         let database = try database()
         try transaction.delete(database, Array(try slice(try integer(4))))
       case 4:
+        let numberStart = offset
         let number = UInt16(try integer(2))
         guard let database = databases[number] else {
-          throw damaged("database number \(number) used before it is named")
+          throw damaged("database number \(number) used before it is named", at: numberStart)
         }
         try transaction.drop(database)
         databases[number] = nil
       default:
-        throw damaged("expected an operation (1 to 4), found \(op)")
+        throw damaged("expected an operation (1 to 4), found \(op)", at: start)
       }
     }
   }

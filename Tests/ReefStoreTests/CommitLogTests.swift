@@ -1,0 +1,953 @@
+import CLMDB
+import ReefBSON
+import ReefTestSupport
+import Testing
+
+@testable import ReefStore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The commit log (`Specs/store/log.md`), checked by acting a restart of the machine out on
+/// copies of a store's files.
+///
+/// While a store is open, its files read through the page cache are what a crash of the process
+/// leaves. A power loss may also lose what the store file gained since the log's checkpoint, so
+/// the copies get that damage (``damageAsAPowerLoss(_:since:seed:)``): both meta pages and every
+/// page written since the checkpoint overwritten with garbage. The restart itself is another boot
+/// id in the copy's log header (``rewriteHeader(_:slot:boot:ownFile:)``), with the copy's device
+/// and inode, as the log of this very file would hold. No test sets `REEF_BOOT_ID`: the tests of
+/// a process run in parallel.
+@Suite("Commit log") struct CommitLogTests {
+  /// A power loss after `.full` commits loses none of them. The copy of a store's files, with
+  /// both meta pages and every page written since the checkpoint destroyed, opens after a
+  /// restart with every document committed before the copy and nothing else (inserts, an update,
+  /// a replacement, deletes, a collection dropped, collections made with indexes, and one
+  /// transaction that makes, fills and drops a collection before making another), its indexes
+  /// agreeing with its documents; each transaction logged since the checkpoint is applied again.
+  @Test func aPowerLossAfterFullCommitsLosesNothing() throws {
+    #expect(anotherBoot != CommitLog.currentBoot())
+    let workload = try LoggedWorkload()
+    let expected = try contents(of: workload.store)
+    let copy = try workload.copy()
+    #expect(try LogImage(path: copy + "-log").records().count == workload.transactions)
+    let damaged = try damageAsAPowerLoss(copy, since: workload.checkpointImage)
+    #expect(damaged > 0, "no page was written after the checkpoint")
+    try rewriteHeader(copy)
+    let store = try Store(path: copy)
+    #expect(try problems(in: store, expected: expected) == [])
+    #expect(workload.transactions > 0)
+    #expect(store.log?.replayed == workload.transactions)
+  }
+
+  /// A power loss may leave neither meta page readable (both written since the checkpoint, both
+  /// lost, as garbage or zeros): the store file is then recovered from the checkpoint, which
+  /// holds copies of both, rather than left for LMDB to refuse.
+  @Test(arguments: [false, true])
+  func aStoreFileWithoutAReadableMetaPageIsRecovered(zeros: Bool) throws {
+    let workload = try LoggedWorkload(inserts: 5)
+    let expected = try contents(of: workload.store)
+    let copy = try workload.copy()
+    let pageSize = try #require(try LogImage(path: copy + "-log").newest).pageSize
+    var random = SplitMix64(seed: 0x3E7A)
+    for start in [0, pageSize] {
+      let lost = zeros ? [UInt8](repeating: 0, count: CommitLog.metaCopySize) : garbage(CommitLog.metaCopySize, &random)
+      overwrite(copy, at: start, with: lost)
+    }
+    try rewriteHeader(copy)
+    let store = try Store(path: copy)
+    #expect(try problems(in: store, expected: expected) == [])
+    #expect(store.log?.replayed == workload.transactions)
+  }
+
+  /// A store file older than the log's checkpoint (a backup copied over it in place: the same
+  /// inode) is not the file the log was written for: after a restart it opens as it is, and
+  /// the checkpoint's meta pages are not written into it.
+  @Test func aStoreFileOlderThanTheCheckpointIsLeftAlone() throws {
+    let directory = makeTemporaryDirectory("reef-commit-log-tests")
+    defer { removeTree(directory) }
+    let path = directory + "/store.reef"
+    var older: [String: CollectionContents] = [:]
+    var backup: [UInt8] = []
+    do {
+      let store = try Store(path: path)
+      for number in 0..<5 { _ = try store.collection("c").insert(["_id": .int32(Int32(number))]) }
+      older = try contents(of: store)
+      backup = try #require(readFile(path))
+      for number in 5..<10 { _ = try store.collection("c").insert(["_id": .int32(Int32(number))]) }
+    }
+    replaceContents(of: path, with: backup)
+    try rewriteHeader(path)
+    let store = try Store(path: path)
+    #expect(try problems(in: store, expected: older) == [])
+    #expect(store.log?.replayed == 0)
+  }
+
+  /// A crash of the process alone (the machine keeps running) loses nothing either, and needs
+  /// no recovery: the same copy, undamaged and with this boot's id, opens with everything and
+  /// applies no record. A record the store file does not hold (a writer that died between
+  /// logging a transaction and committing it) is not applied: it was never acknowledged.
+  @Test func aCrashOfTheProcessAloneAppliesNothing() throws {
+    let workload = try LoggedWorkload()
+    let expected = try contents(of: workload.store)
+    let copy = try workload.copy()
+    try rewriteHeader(copy, boot: CommitLog.currentBoot())
+    do {
+      let store = try Store(path: copy)
+      #expect(try problems(in: store, expected: expected) == [])
+      #expect(store.log?.replayed == 0)
+    }
+    // The store file before one more commit, its log after it.
+    let storeFileBefore = try #require(readFile(workload.path))
+    _ = try workload.store.collection("people").insert(["_id": "ghost", "city": "c0"])
+    let ghost = try workload.copy()
+    replaceContents(of: ghost, with: storeFileBefore)
+    try rewriteHeader(ghost, boot: CommitLog.currentBoot())
+    #expect(try LogImage(path: ghost + "-log").records().count == workload.transactions + 1)
+    let store = try Store(path: ghost)
+    #expect(try problems(in: store, expected: expected) == [])
+    #expect(store.log?.replayed == 0)
+  }
+
+  /// A record torn by the power loss ends the log: every record before it is applied again, its
+  /// transaction is absent, and the store works on (a write after the recovery survives closing
+  /// and opening it again).
+  @Test func aTornLastRecordEndsTheLog() throws {
+    let workload = try LoggedWorkload()
+    let expected = try contents(of: workload.store)
+    _ = try workload.store.collection("people").insert(["_id": "last", "city": "c0"])
+    let copy = try workload.copy()
+    try damageAsAPowerLoss(copy, since: workload.checkpointImage)
+    try rewriteHeader(copy)
+    let records = try LogImage(path: copy + "-log").records()
+    #expect(records.count == workload.transactions + 1)
+    let last = try #require(records.last)
+    // The second half of its operations never reached the disk.
+    let tear = last.offset + CommitLog.recordHeaderSize + last.length / 2
+    var random = SplitMix64(seed: 0x7EA2)
+    overwrite(copy + "-log", at: tear, with: garbage(last.offset + last.size - tear, &random))
+    #expect(try LogImage(path: copy + "-log").records().count == workload.transactions)
+    let after: Document = ["_id": "after", "city": "c2"]
+    do {
+      let store = try Store(path: copy)
+      #expect(try problems(in: store, expected: expected) == [])
+      #expect(store.log?.replayed == workload.transactions)
+      _ = try store.collection("people").insert(after)
+    }
+    var withAfter = expected
+    withAfter["people"]?.documents.append(after)
+    let store = try Store(path: copy)
+    #expect(try problems(in: store, expected: withAfter) == [])
+    #expect(try store.collection("people").document(forID: "last") == nil)
+  }
+
+  /// A header slot whose checksum fails is ignored, whatever else it holds. A checkpoint writes
+  /// the slot its sequence number selects, so a checkpoint torn by a power loss leaves the other
+  /// slot whole: with the newest slot broken, the older checkpoint decides and its records (still
+  /// in the log: nothing was logged after the newest checkpoint) are applied again, giving the
+  /// same store as the newest would. With both slots broken, the store opens as its file is.
+  @Test func aHeaderSlotWithABadChecksumIsIgnored() throws {
+    let directory = makeTemporaryDirectory("reef-commit-log-tests")
+    defer { removeTree(directory) }
+    let path = directory + "/store.reef"
+    do {
+      let store = try Store(path: path)
+      _ = try store.collection("c").insertMany((0..<10).map { ["_id": .int32(Int32($0)), "n": .int32(Int32($0))] })
+    }
+    let store = try Store(path: path)
+    let log = try #require(store.log)
+    try store.collection("c").createIndex(["n": 1])
+    for number in 10..<25 { _ = try store.collection("c").insert(["_id": .int32(Int32(number)), "n": 1]) }
+    let checkpoints = log.checkpoints
+    try store.write { _ in try log.checkpoint(environment: store.environment) }
+    #expect(log.checkpoints == checkpoints + 1)
+    let expected = try contents(of: store)
+
+    let image = try LogImage(path: path + "-log")
+    let newest = try #require(image.newest)
+    let older = try #require(image.header(slot: 1 - newest.slot))
+    #expect(newest.sequence == older.sequence + 1)
+    #expect(newest.checkpoint == older.checkpoint + 16)
+    #expect(image.records(of: newest).isEmpty)
+    #expect(image.records(of: older).count == 16)
+
+    // The header as the code reads it: whole, it decodes; any byte changed, it does not.
+    let slot = Array(image.bytes[newest.slot * 4096..<newest.slot * 4096 + CommitLog.headerSize])
+    #expect(LogHeader(decoding: slot)?.sequence == newest.sequence)
+    for position in [0, 8, 12, 16, 24, 32, 40, 48, 56, 95, 96, 200, 352, 607, 608, 611] {
+      var flipped = slot
+      flipped[position] ^= 0x04
+      #expect(LogHeader(decoding: flipped) == nil, "a header with byte \(position) changed decodes")
+    }
+
+    // Both slots whole, after a restart: the newest decides; nothing to apply.
+    let whole = try copyStore(path, into: directory + "/whole")
+    try rewriteHeader(whole, slot: 0)
+    try rewriteHeader(whole, slot: 1)
+    do {
+      let reopened = try Store(path: whole)
+      #expect(try problems(in: reopened, expected: expected) == [])
+      #expect(reopened.log?.replayed == 0)
+    }
+
+    // The newest slot broken: the older checkpoint and its 16 records.
+    let torn = try copyStore(path, into: directory + "/torn")
+    try rewriteHeader(torn, slot: 0)
+    try rewriteHeader(torn, slot: 1)
+    overwrite(torn + "-log", at: newest.slot * 4096 + 20, with: [0xFF])
+    #expect(try LogImage(path: torn + "-log").newest?.sequence == older.sequence)
+    do {
+      let reopened = try Store(path: torn)
+      #expect(try problems(in: reopened, expected: expected) == [])
+      #expect(reopened.log?.replayed == 16)
+    }
+
+    // Both slots broken: no checkpoint; the store file opens as it is, and gets a new header.
+    let none = try copyStore(path, into: directory + "/none")
+    try rewriteHeader(none, slot: 0)
+    try rewriteHeader(none, slot: 1)
+    overwrite(none + "-log", at: 20, with: [0xFF])
+    overwrite(none + "-log", at: 4096 + 20, with: [0xFF])
+    #expect(try LogImage(path: none + "-log").newest == nil)
+    let reopened = try Store(path: none)
+    #expect(try problems(in: reopened, expected: expected) == [])
+    #expect(reopened.log?.replayed == 0)
+    #expect(try LogImage(path: none + "-log").newest?.boot == CommitLog.currentBoot())
+  }
+
+  /// A read-only store cannot recover. The first read-only opener of a store whose log must be
+  /// applied again after a restart refuses, with an error saying to open it once for writing,
+  /// and changes nothing; once a writable opener has recovered it, read-only opens see
+  /// everything, also after another restart (a store closed since needs no recovery).
+  @Test func aReadOnlyFirstOpenerRefusesToRecover() throws {
+    let workload = try LoggedWorkload(inserts: 30)
+    let expected = try contents(of: workload.store)
+    let copy = try workload.copy()
+    try damageAsAPowerLoss(copy, since: workload.checkpointImage)
+    try rewriteHeader(copy)
+    let files = (readFile(copy), readFile(copy + "-log"))
+    let error = #expect(throws: StoreError.self) {
+      _ = try Store(path: copy, options: StoreOptions(readOnly: true))
+    }
+    #expect(error?.kind == .open)
+    #expect(error?.message.contains("open it once without readOnly") == true, "\(String(describing: error))")
+    #expect(readFile(copy) == files.0)
+    #expect(readFile(copy + "-log") == files.1)
+    do {
+      let store = try Store(path: copy)
+      #expect(store.log?.replayed == workload.transactions)
+    }
+    do {
+      let store = try Store(path: copy, options: StoreOptions(readOnly: true))
+      #expect(try problems(in: store, expected: expected) == [])
+    }
+    try rewriteHeader(copy)
+    let store = try Store(path: copy, options: StoreOptions(readOnly: true))
+    #expect(try problems(in: store, expected: expected) == [])
+  }
+
+  /// A log left next to another store file (its device and inode are not the file's) is not
+  /// that file's: it is ignored, though it holds records and its checkpoint is older than the
+  /// file, and the store opens with its own documents.
+  @Test func aLogOfAnotherStoreFileIsIgnored() throws {
+    let workload = try LoggedWorkload(inserts: 30)
+    let other = workload.directory + "/other.reef"
+    var expected: [String: CollectionContents] = [:]
+    do {
+      let store = try Store(path: other)
+      for number in 0..<60 { _ = try store.collection("b").insert(["_id": .int32(Int32(number)), "n": "b"]) }
+      expected = try contents(of: store)
+    }
+    let copy = try copyStore(other, into: workload.directory + "/mixed")
+    replaceContents(of: copy + "-log", with: try #require(readFile(workload.path + "-log")))
+    try rewriteHeader(copy, ownFile: false)
+    let image = try LogImage(path: copy + "-log")
+    let header = try #require(image.newest)
+    #expect(image.records().count == workload.transactions)
+    // Only the device and inode tell: the store file is newer than the log's checkpoint.
+    let storeFile = try #require(readFile(copy))
+    let newest = [0, header.pageSize].compactMap { MetaPage(storeFile, at: $0)?.transaction }.max() ?? 0
+    #expect(newest >= header.checkpoint)
+    let store = try Store(path: copy)
+    #expect(try problems(in: store, expected: expected) == [])
+    #expect(store.log?.replayed == 0)
+  }
+
+  /// A transaction whose record would pass ``CommitLog/largestRecord`` is not logged: it commits
+  /// through a checkpoint (the log starts over), and survives a power loss with the commits
+  /// logged after it.
+  @Test func aTransactionTooLargeToLogCommitsThroughACheckpoint() throws {
+    let directory = makeTemporaryDirectory("reef-commit-log-tests")
+    defer { removeTree(directory) }
+    let path = directory + "/store.reef"
+    let store = try Store(path: path)
+    let log = try #require(store.log)
+    for number in 0..<3 { _ = try store.collection("small").insert(["_id": .int32(Int32(number))]) }
+    let checkpoints = log.checkpoints
+    let flushes = log.commitFlushes
+    var random = SplitMix64(seed: 0xB16)
+    let big: [Document] = (0..<100).map { number in
+      ["_id": .int32(Int32(number)), "blob": .binary(Binary(data: garbage(100_000, &random)))]
+    }
+    #expect(big.reduce(0) { $0 + $1.byteCount } > CommitLog.largestRecord)
+    _ = try store.collection("big").insertMany(big)
+    #expect(log.checkpoints == checkpoints + 1)
+    #expect(log.commitFlushes == flushes)
+    #expect(try LogImage(path: path + "-log").records().isEmpty)
+    let checkpointImage = try #require(readFile(path))
+    for number in 3..<8 { _ = try store.collection("small").insert(["_id": .int32(Int32(number))]) }
+    let expected = try contents(of: store)
+    #expect(expected["big"]?.documents.count == 100)
+
+    let copy = try copyStore(path, into: directory + "/copy")
+    try damageAsAPowerLoss(copy, since: checkpointImage)
+    try rewriteHeader(copy)
+    let reopened = try Store(path: copy)
+    #expect(try problems(in: reopened, expected: expected) == [])
+    #expect(reopened.log?.replayed == 5)
+  }
+
+  /// A commit whose record would take the log past ``CommitLog/checkpointThreshold``
+  /// checkpoints first, and its record starts the log over; after a power loss the records of
+  /// the new checkpoint are applied again, and none of the earlier ones still further on in the
+  /// file.
+  @Test func theLogStartsOverWhenItWouldPassItsThreshold() throws {
+    let directory = makeTemporaryDirectory("reef-commit-log-tests")
+    defer { removeTree(directory) }
+    let path = directory + "/store.reef"
+    let store = try Store(path: path)
+    let log = try #require(store.log)
+    let checkpoints = log.checkpoints
+    let filler = BSON.string(String(repeating: "x", count: 40_000))
+    var number: Int32 = 0
+    while log.checkpoints == checkpoints && number < 1_000 {
+      _ = try store.collection("c").insert(["_id": .int32(number), "filler": filler])
+      number += 1
+    }
+    #expect(log.checkpoints == checkpoints + 1)
+    // Not before the log was nearly full: each commit's record is a little over 40,000 bytes.
+    #expect(Int(number) * 40_000 > CommitLog.checkpointThreshold * 9 / 10)
+    let records = try LogImage(path: path + "-log").records()
+    #expect(records.map(\.offset) == [CommitLog.recordsStart])
+    for more in 0..<5 { _ = try store.collection("c").insert(["_id": .string("after \(more)")]) }
+    let expected = try contents(of: store)
+    let copy = try copyStore(path, into: directory + "/copy")
+    try damageAsAPowerLoss(copy)
+    try rewriteHeader(copy)
+    let reopened = try Store(path: copy)
+    #expect(try problems(in: reopened, expected: expected) == [])
+    #expect(reopened.log?.replayed == 6)
+  }
+
+  /// Commits at `.normal` write their records without flushing them; after `Store.sync()` they
+  /// are in the log like any other and survive a power loss. (The copy is taken from the page
+  /// cache, so what `sync` adds, the records reaching the disk, is not observable here.)
+  @Test func normalCommitsAfterSyncSurviveAPowerLoss() throws {
+    let workload = try LoggedWorkload(inserts: 60, options: StoreOptions(durability: .normal))
+    let log = try #require(workload.store.log)
+    #expect(log.commitFlushes == 0)
+    try workload.store.sync()
+    let expected = try contents(of: workload.store)
+    let copy = try workload.copy()
+    try damageAsAPowerLoss(copy, since: workload.checkpointImage)
+    try rewriteHeader(copy)
+    let store = try Store(path: copy)
+    #expect(try problems(in: store, expected: expected) == [])
+    #expect(store.log?.replayed == workload.transactions)
+  }
+
+  /// The log gains one record per write transaction that changes something, at any durability,
+  /// and none for a read, a write transaction that changes nothing, or one that throws.
+  @Test func oneRecordPerChangingTransaction() throws {
+    let temporary = try TemporaryStore()
+    let store = temporary.store
+    let log = try #require(store.log)
+    let people = store.collection("people")
+    func records() throws -> Int { try LogImage(path: temporary.path + "-log").records().count }
+    let checkpoints = log.checkpoints
+    var expected = try records()
+    func check(_ what: String, adds added: Int) throws {
+      expected += added
+      #expect(try records() == expected, "after \(what)")
+    }
+    _ = try people.insert(["_id": 1, "city": "Oslo"])
+    try check("an insert", adds: 1)
+    _ = try people.find(["city": "Oslo"])
+    try check("a read", adds: 0)
+    try store.write { transaction in _ = try transaction.collection("people").findOne(["_id": 1]) }
+    try check("a write transaction that only reads", adds: 0)
+    #expect(try people.deleteOne(["_id": 99]) == 0)
+    try check("a delete of nothing", adds: 0)
+    #expect(try people.updateOne(["_id": 99], ["$set": ["city": "Rome"]]).matched == 0)
+    try check("an update of nothing", adds: 0)
+    #expect(throws: StoreError.self) { try people.insert(["_id": 1]) }
+    try check("a duplicate insert", adds: 0)
+    #expect(throws: StoreError.self) {
+      try store.write { transaction in
+        _ = try transaction.collection("people").insert(["_id": 2])
+        throw StoreError(.invalidQuery, "stop")
+      }
+    }
+    try check("a transaction that throws", adds: 0)
+    for durability in Durability.allCases {
+      try store.write(durability: durability) { transaction in
+        _ = try transaction.collection("people").insertMany([
+          ["_id": .string("\(durability) a")], ["_id": .string("\(durability) b")],
+        ])
+      }
+      try check("an insert of two documents at \(durability)", adds: 1)
+    }
+    try people.createIndex(["city": 1])
+    try check("an index made", adds: 1)
+    #expect(log.checkpoints == checkpoints)
+  }
+
+  // MARK: Records
+
+  /// A record holds each operation of its write transaction as the spec lays it out: a database
+  /// opened by an earlier transaction is named when first used, one opened creating is named
+  /// with its create flag, a refused duplicate and the delete of a missing key are left out,
+  /// and a database made after a drop gets a number of its own. Applied to the store file as it
+  /// was before the transaction, it gives what the transaction gave.
+  @Test func aRecordAppliedAgainGivesWhatItsTransactionGave() throws {
+    let directory = makeTemporaryDirectory("reef-commit-log-tests")
+    defer { removeTree(directory) }
+    let path = directory + "/store.reef"
+    let store = try Store(path: path)
+    try store.write { transaction in
+      let kept = try #require(try transaction.database("kept", create: true))
+      for number in 0..<4 { try transaction.lmdb.put(kept, text("k\(number)"), text("v\(number)")) }
+      let doomed = try #require(try transaction.database("doomed", create: true))
+      try transaction.lmdb.put(doomed, text("d"), text("x"))
+    }
+    _ = try store.collection("docs").insert(["_id": 1, "n": 1])
+    let before = try copyStore(path, into: directory + "/before", withLog: false)
+
+    var payload: [UInt8] = []
+    try store.write { transaction in
+      let lmdb = transaction.lmdb
+      let record = try #require(lmdb.record)
+      let kept = try #require(try transaction.database("kept", create: false))
+      try lmdb.put(kept, text("k9"), text("v9"))
+      #expect(try lmdb.put(kept, text("k0"), text("other"), unique: true) == false)
+      #expect(try lmdb.delete(kept, text("k1")))
+      #expect(try lmdb.delete(kept, text("absent")) == false)
+      let made = try #require(try transaction.database("made", create: true))
+      try lmdb.put(made, text("m"), text("n"))
+      let doomed = try #require(try transaction.database("doomed", create: false))
+      try lmdb.drop(doomed)
+      store.forgetHandle("doomed")
+      let reborn = try #require(try transaction.database("reborn", create: true))
+      try lmdb.put(reborn, text("r"), text("s"))
+      // A document is written into the space LMDB reserves for it: the record holds its bytes.
+      _ = try transaction.collection("docs").insert(["_id": 2, "n": 2])
+      let size = record.seal(sequence: 1, salt: 0x5A17, lsn: 1)
+      let length = Int(UInt32(littleEndian: record.bytes.load(fromByteOffset: 24, as: UInt32.self)))
+      #expect(size == CommitRecord.paddedSize(CommitLog.recordHeaderSize + length))
+      payload = Array(UnsafeRawBufferPointer(start: record.bytes + CommitLog.recordHeaderSize, count: length))
+    }
+    let operations = try #require(describeOperations(payload), "the payload does not decode: \(hexString(payload))")
+    #expect(
+      Array(operations.prefix(9)) == [
+        "name 1 kept", "put 1 k9 = v9", "delete 1 k1", "name 2 made create", "put 2 m = n", "name 3 doomed", "drop 3",
+        "name 4 reborn create", "put 4 r = s",
+      ])
+    #expect(operations.count == 11)
+    #expect(operations.dropFirst(9).first == "name 5 c:1")
+    #expect(operations.last?.hasPrefix("put 5 ") == true)
+
+    let target = try Store(path: before)
+    #expect(try databases(of: target) != databases(of: store))
+    try target.write { transaction in
+      try CommitRecord.apply(payload, to: transaction.lmdb, where: "the test's record")
+    }
+    #expect(try databases(of: target) == databases(of: store))
+  }
+
+  /// Applying malformed operations (which a record's checksum keeps out: this is the last line of
+  /// defence) throws `.corrupt`, naming the byte of the operations where they go wrong, and
+  /// changes nothing; a record cut anywhere inside an operation is corrupt, and one with any
+  /// byte changed never crashes.
+  @Test func malformedOperationsAreCorruptAtTheirByte() throws {
+    let temporary = try TemporaryStore()
+    let store = temporary.store
+    try store.write { transaction in
+      let kept = try #require(try transaction.database("kept", create: true))
+      try transaction.lmdb.put(kept, text("k"), text("v"))
+    }
+    let before = try databases(of: store)
+    /// Applies `payload` in a write transaction that is then rolled back; returns its error.
+    func apply(_ payload: [UInt8]) -> StoreError? {
+      struct RollBack: Error {}
+      do {
+        try store.write { transaction in
+          try CommitRecord.apply(payload, to: transaction.lmdb, where: "the test's record")
+          throw RollBack()
+        }
+      } catch let error as StoreError {
+        return error
+      } catch {
+        return nil
+      }
+      return nil
+    }
+    let nameKept = Operations().name(1, "kept").bytes  // 10 bytes
+    let cases: [(what: String, payload: [UInt8], byte: Int)] = [
+      ("an unknown operation", [9], 0),
+      ("an unknown operation after a name", nameKept + [0], 10),
+      ("a database number cut short", [1, 1], 1),
+      ("a name longer than the record", [1, 1, 0, 0, 10, 0] + text("kep"), 6),
+      ("a put to a database never named", Operations().put(7, text("k"), text("v")).bytes, 1),
+      ("a key longer than the record", nameKept + [2, 1, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0x6B], 17),
+      ("a value length cut short", nameKept + [2, 1, 0, 1, 0, 0, 0, 0x6B, 0, 0], 18),
+      ("a delete after its database's drop", Operations().name(1, "kept").drop(1).delete(1, text("k")).bytes, 14),
+      ("a database that does not exist", Operations().name(1, "nope").bytes, 6),
+    ]
+    for (what, payload, byte) in cases {
+      let error = apply(payload)
+      #expect(error?.kind == .corrupt, "\(what): \(String(describing: error))")
+      #expect(
+        error?.message.hasSuffix("at byte \(byte) of its operations") == true, "\(what): \(String(describing: error))")
+      #expect(error?.message.hasPrefix("the test's record: ") == true, "\(what): \(String(describing: error))")
+    }
+    #expect(apply([]) == nil)
+
+    var operations = Operations().name(1, "kept").put(1, text("k2"), text("v2")).delete(1, text("k"))
+    operations = operations.name(2, "fresh", create: true).put(2, text("a"), text("b")).drop(2)
+    operations = operations.put(1, text("k3"), [UInt8](repeating: 7, count: 300))
+    #expect(apply(operations.bytes) == nil)
+    for cut in 0..<operations.bytes.count where !operations.boundaries.contains(cut) {
+      let error = apply(Array(operations.bytes[..<cut]))
+      #expect(error?.kind == .corrupt, "cut at \(cut): \(String(describing: error))")
+    }
+    var random = SplitMix64(seed: 0xF1_1B)
+    for _ in 0..<300 {
+      var changed = operations.bytes
+      changed[Int(random.next() % UInt64(changed.count))] ^= UInt8(1 + random.next() % 255)
+      _ = apply(changed)
+    }
+    #expect(try databases(of: store) == before)
+  }
+}
+
+// MARK: A store with logged commits
+
+/// A store left open with logged commits of every kind since its last checkpoint: a first
+/// opening fills it (`people`, indexed on `city`; `scratch`, indexed on `n`) and closes it; the
+/// second opening checkpoints, then commits single-document inserts into `people`, an update, a
+/// replacement and a delete, drops `scratch`, makes `later` with an index, and in one
+/// transaction makes, fills and drops `fleeting` before making `recreated` (LMDB may give it the
+/// dropped databases' handles again).
+final class LoggedWorkload {
+  let directory: String
+  let path: String
+  let store: Store
+  /// The store file as the second opening's checkpoint left it: a page that differs from it
+  /// later was written after the checkpoint.
+  let checkpointImage: [UInt8]
+  /// The write transactions since that checkpoint that changed something: the log's records.
+  private(set) var transactions = 0
+  private var copies = 0
+
+  init(inserts: Int = 100, options: StoreOptions = StoreOptions()) throws {
+    directory = makeTemporaryDirectory("reef-commit-log-tests")
+    path = directory + "/store.reef"
+    do {
+      let store = try Store(path: path, options: options)
+      try store.collection("people").createIndex(["city": 1])
+      _ = try store.collection("people").insertMany((0..<20).map(LoggedWorkload.person))
+      try store.collection("scratch").createIndex(["n": 1])
+      _ = try store.collection("scratch").insertMany(
+        (0..<10).map { ["_id": .int32(Int32($0)), "n": .int32(Int32($0 % 3))] })
+    }
+    store = try Store(path: path, options: options)
+    checkpointImage = readFile(path) ?? []
+    try commitEveryKind(inserts: inserts)
+  }
+
+  deinit { removeTree(directory) }
+
+  static func person(_ number: Int) -> Document {
+    ["_id": .int32(Int32(number)), "name": .string("p\(number)"), "city": .string("c\(number % 7)")]
+  }
+
+  private func commitEveryKind(inserts: Int) throws {
+    let people = store.collection("people")
+    for number in 20..<(20 + inserts) {
+      _ = try people.insert(LoggedWorkload.person(number))
+      transactions += 1
+    }
+    #expect(try people.updateOne(["_id": 3], ["$set": ["city": "Oslo"]]).modified == 1)
+    #expect(try people.replaceOne(["_id": 4], with: ["_id": 4, "name": "replaced", "city": "Lima"]).modified == 1)
+    #expect(try people.deleteOne(["_id": 5]) == 1)
+    #expect(try store.collection("scratch").drop())
+    try store.collection("later").createIndex(["n": 1])
+    transactions += 5
+    try store.write { transaction in
+      let fleeting = transaction.collection("fleeting")
+      try fleeting.createIndex(["n": 1])
+      _ = try fleeting.insertMany((0..<5).map { ["_id": .int32(Int32($0)), "n": .int32(Int32($0))] })
+      #expect(try fleeting.drop())
+      let recreated = transaction.collection("recreated")
+      try recreated.createIndex(["n": -1])
+      _ = try recreated.insert(["_id": "r", "n": 1])
+      #expect(try transaction.collection("people").deleteMany(["city": "c1"]) > 0)
+    }
+    transactions += 1
+    for number in 0..<10 {
+      _ = try store.collection("later").insert(["_id": .int32(Int32(number)), "n": .int32(Int32(number % 4))])
+      transactions += 1
+    }
+  }
+
+  /// Copies the store file and its log (what the page cache holds now) into a directory of
+  /// their own; returns the copy's path.
+  func copy() throws -> String {
+    copies += 1
+    return try copyStore(path, into: directory + "/copy\(copies)")
+  }
+}
+
+// MARK: Files
+
+/// Copies the store at `path` (its file and, with `withLog`, its log; not its lock file nor the
+/// log's shared block) into `directory`, made for it, with plain reads and writes; returns the
+/// copy's path.
+func copyStore(_ path: String, into directory: String, withLog: Bool = true) throws -> String {
+  #expect(mkdir(directory, 0o755) == 0)
+  let copy = directory + "/store.reef"
+  replaceContents(of: copy, with: try #require(readFile(path)))
+  if withLog { replaceContents(of: copy + "-log", with: try #require(readFile(path + "-log"))) }
+  return copy
+}
+
+/// Makes the file at `path` hold `bytes` (written in place: the file keeps its inode).
+func replaceContents(of path: String, with bytes: [UInt8]) {
+  let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+  precondition(descriptor >= 0, "cannot open \(path) (errno \(errno))")
+  defer { close(descriptor) }
+  writeAll(descriptor, bytes, at: 0)
+}
+
+/// Overwrites the bytes at `offset` of the file at `path` with `bytes`.
+func overwrite(_ path: String, at offset: Int, with bytes: [UInt8]) {
+  let descriptor = open(path, O_WRONLY | O_CLOEXEC)
+  precondition(descriptor >= 0, "cannot open \(path) (errno \(errno))")
+  defer { close(descriptor) }
+  writeAll(descriptor, bytes, at: offset)
+}
+
+private func writeAll(_ descriptor: Int32, _ bytes: [UInt8], at offset: Int) {
+  bytes.withUnsafeBytes { raw in
+    var done = 0
+    while done < raw.count {
+      let written = pwrite(descriptor, raw.baseAddress! + done, raw.count - done, off_t(offset + done))
+      precondition(written > 0 || errno == EINTR, "write failed (errno \(errno))")
+      done += max(0, written)
+    }
+  }
+}
+
+/// `count` random bytes.
+func garbage(_ count: Int, _ random: inout SplitMix64) -> [UInt8] {
+  (0..<count).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+}
+
+/// The UTF-8 bytes of `string`.
+func text(_ string: String) -> [UInt8] { Array(string.utf8) }
+
+/// A boot id that is not this machine's: a restart of it.
+let anotherBoot: [UInt8] = {
+  let boot = Array("the machine, restarted".utf8)
+  return boot + [UInt8](repeating: 0, count: 40 - boot.count)
+}()
+
+/// Acts a restart of the machine out on the copied store at `path`: header slot `slot` of its
+/// log (by default the newest) gets `boot` and, with `ownFile`, the copy's device and inode (the
+/// log of this very file); its checksum is computed again.
+func rewriteHeader(_ path: String, slot: Int? = nil, boot: [UInt8] = anotherBoot, ownFile: Bool = true) throws {
+  #expect(boot.count == 40)
+  let image = try LogImage(path: path + "-log")
+  let slot = try #require(slot ?? image.newest?.slot, "no valid header in \(path)-log")
+  let base = slot * 4096
+  var header = Array(image.bytes[base..<base + CommitLog.headerSize])
+  header.replaceSubrange(56..<96, with: boot)
+  if ownFile {
+    var status = stat()
+    #expect(stat(path, &status) == 0)
+    header.replaceSubrange(32..<40, with: withUnsafeBytes(of: UInt64(status.st_dev).littleEndian, Array.init))
+    header.replaceSubrange(40..<48, with: withUnsafeBytes(of: UInt64(status.st_ino).littleEndian, Array.init))
+  }
+  let checksum = header.withUnsafeBytes { reef_crc32c($0.baseAddress!, 608) }
+  header.replaceSubrange(608..<612, with: withUnsafeBytes(of: checksum.littleEndian, Array.init))
+  overwrite(path + "-log", at: base, with: header)
+}
+
+/// Damages the copied store at `path` as a power loss after its log's checkpoint may: both meta
+/// pages (their first 256 bytes) and every page past the checkpoint's last page become garbage,
+/// and so, given `checkpointImage` (the store file as the checkpoint left it), does every page
+/// written since. Returns how many pages other than the meta pages were damaged.
+@discardableResult
+func damageAsAPowerLoss(_ path: String, since checkpointImage: [UInt8]? = nil, seed: UInt64 = 0xDA3A) throws -> Int {
+  let header = try #require(try LogImage(path: path + "-log").newest, "no valid header in \(path)-log")
+  let metas = [0, CommitLog.metaCopySize].compactMap { MetaPage(header.metas, at: $0) }
+  let checkpoint = try #require(metas.max { $0.transaction < $1.transaction })
+  #expect(checkpoint.transaction == header.checkpoint)
+  var file = try #require(readFile(path))
+  let pageSize = header.pageSize
+  var random = SplitMix64(seed: seed)
+  for start in [0, pageSize] {
+    file.replaceSubrange(start..<start + CommitLog.metaCopySize, with: garbage(CommitLog.metaCopySize, &random))
+  }
+  var damaged = 0
+  for page in 2..<(file.count / pageSize) {
+    let range = page * pageSize..<(page + 1) * pageSize
+    let written = checkpointImage.map { range.upperBound > $0.count || $0[range] != file[range] } ?? false
+    guard UInt64(page) > checkpoint.lastPage || written else { continue }
+    file.replaceSubrange(range, with: garbage(pageSize, &random))
+    damaged += 1
+  }
+  replaceContents(of: path, with: file)
+  return damaged
+}
+
+/// An LMDB meta page, from the first bytes of a copy of it: after the 16-byte page header,
+/// `MDB_meta` has LMDB's magic at 0, the last page at 120 and the transaction at 128.
+struct MetaPage {
+  var lastPage: UInt64
+  var transaction: UInt64
+
+  init?(_ bytes: [UInt8], at base: Int) {
+    guard bytes.count >= base + 152, littleEndian(bytes, base + 16, 4) == 0xBEEF_C0DE else { return nil }
+    lastPage = littleEndian(bytes, base + 136, 8)
+    transaction = littleEndian(bytes, base + 144, 8)
+  }
+}
+
+/// The little-endian integer of `size` bytes at `offset` of `bytes`.
+func littleEndian(_ bytes: [UInt8], _ offset: Int, _ size: Int) -> UInt64 {
+  (0..<size).reversed().reduce(UInt64(0)) { $0 << 8 | UInt64(bytes[offset + $1]) }
+}
+
+/// A commit log's bytes, read as `Specs/store/log.md` lays them out (apart from `CommitLog`'s
+/// own reading, so that what the code writes is checked against the spec).
+struct LogImage {
+  struct Header: Equatable {
+    var slot: Int
+    var pageSize: Int
+    var sequence: UInt64
+    var checkpoint: UInt64
+    var salt: UInt64
+    var boot: [UInt8]
+    var metas: [UInt8]
+  }
+
+  struct Record {
+    var offset: Int
+    var transaction: UInt64
+    /// The length of its operations.
+    var length: Int
+    /// Its size in the log: whole blocks.
+    var size: Int
+  }
+
+  let bytes: [UInt8]
+
+  init(path: String) throws { bytes = try #require(readFile(path), "cannot read \(path)") }
+
+  /// The header in `slot` if its magic, version and checksum hold.
+  func header(slot: Int) -> Header? {
+    let base = slot * 4096
+    guard bytes.count >= base + 612, Array(bytes[base..<base + 8]) == text("REEFLOG1"),
+      littleEndian(bytes, base + 8, 4) == 1
+    else { return nil }
+    let checksum = bytes.withUnsafeBytes { reef_crc32c($0.baseAddress! + base, 608) }
+    guard UInt64(checksum) == littleEndian(bytes, base + 608, 4) else { return nil }
+    return Header(
+      slot: slot, pageSize: Int(littleEndian(bytes, base + 12, 4)), sequence: littleEndian(bytes, base + 16, 8),
+      checkpoint: littleEndian(bytes, base + 24, 8), salt: littleEndian(bytes, base + 48, 8),
+      boot: Array(bytes[base + 56..<base + 96]), metas: Array(bytes[base + 96..<base + 608]))
+  }
+
+  /// The valid header with the larger sequence number.
+  var newest: Header? { [header(slot: 0), header(slot: 1)].compactMap { $0 }.max { $0.sequence < $1.sequence } }
+
+  /// The records of `header` (the newest by default): from byte 8192, while each is whole (its
+  /// magic, sequence, transaction number and salted checksum hold).
+  func records(of header: Header? = nil) -> [Record] {
+    guard let header = header ?? newest else { return [] }
+    var found: [Record] = []
+    var offset = 8192
+    var transaction = header.checkpoint + 1
+    while offset + 32 <= bytes.count, Array(bytes[offset..<offset + 4]) == text("RFRC"),
+      littleEndian(bytes, offset + 8, 8) == header.sequence, littleEndian(bytes, offset + 16, 8) == transaction
+    {
+      let length = Int(littleEndian(bytes, offset + 24, 4))
+      guard offset + 32 + length <= bytes.count else { break }
+      let checksum = bytes.withUnsafeBytes {
+        reef_crc32c_salted(header.salt, $0.baseAddress! + offset + 8, 24 + length)
+      }
+      guard UInt64(checksum) == littleEndian(bytes, offset + 4, 4) else { break }
+      let size = (32 + length + 4095) / 4096 * 4096
+      found.append(Record(offset: offset, transaction: transaction, length: length, size: size))
+      offset += size
+      transaction += 1
+    }
+    return found
+  }
+}
+
+// MARK: Operations
+
+/// Record operations laid out by hand, as `Specs/store/log.md` has them, with the offsets where
+/// each begins.
+struct Operations {
+  var bytes: [UInt8] = []
+  var boundaries: Set<Int> = [0]
+
+  private func adding(_ operation: [UInt8]) -> Operations {
+    var copy = self
+    copy.bytes += operation
+    copy.boundaries.insert(copy.bytes.count)
+    return copy
+  }
+
+  private static func le16(_ value: Int) -> [UInt8] { [UInt8(value & 0xFF), UInt8(value >> 8)] }
+  private static func le32(_ value: Int) -> [UInt8] { (0..<4).map { UInt8((value >> (8 * $0)) & 0xFF) } }
+
+  func name(_ number: Int, _ name: String, create: Bool = false) -> Operations {
+    adding([1] + Operations.le16(number) + [create ? 1 : 0] + Operations.le16(name.utf8.count) + text(name))
+  }
+
+  func put(_ number: Int, _ key: [UInt8], _ value: [UInt8]) -> Operations {
+    adding([2] + Operations.le16(number) + Operations.le32(key.count) + key + Operations.le32(value.count) + value)
+  }
+
+  func delete(_ number: Int, _ key: [UInt8]) -> Operations {
+    adding([3] + Operations.le16(number) + Operations.le32(key.count) + key)
+  }
+
+  func drop(_ number: Int) -> Operations { adding([4] + Operations.le16(number)) }
+}
+
+/// A record's operations decoded as the spec lays them out, one line each (`name 2 made create`,
+/// `put 1 k9 = v9`, `delete 1 k1`, `drop 3`; keys and values that are not printable in hex); nil
+/// if they do not decode.
+func describeOperations(_ payload: [UInt8]) -> [String]? {
+  var offset = 0
+  func integer(_ size: Int) -> Int? {
+    guard offset + size <= payload.count else { return nil }
+    defer { offset += size }
+    return Int(littleEndian(payload, offset, size))
+  }
+  func data() -> String? {
+    guard let count = integer(4), offset + count <= payload.count else { return nil }
+    defer { offset += count }
+    let bytes = payload[offset..<offset + count]
+    return bytes.allSatisfy { (0x21...0x7E).contains($0) } ? String(decoding: bytes, as: UTF8.self) : hexString(bytes)
+  }
+  var lines: [String] = []
+  while offset < payload.count {
+    guard let op = integer(1), let number = integer(2) else { return nil }
+    switch op {
+    case 1:
+      guard let create = integer(1), let count = integer(2), offset + count <= payload.count else { return nil }
+      let name = String(decoding: payload[offset..<offset + count], as: UTF8.self)
+      offset += count
+      lines.append("name \(number) \(name)" + (create == 1 ? " create" : ""))
+    case 2:
+      guard let key = data(), let value = data() else { return nil }
+      lines.append("put \(number) \(key) = \(value)")
+    case 3:
+      guard let key = data() else { return nil }
+      lines.append("delete \(number) \(key)")
+    case 4:
+      lines.append("drop \(number)")
+    default:
+      return nil
+    }
+  }
+  return lines
+}
+
+// MARK: Checking a store
+
+/// A collection as a store holds it: its indexes and its documents, in `_id` order.
+struct CollectionContents: Equatable {
+  var indexes: [Document]
+  var documents: [Document]
+}
+
+/// Every collection of `store`, from one snapshot.
+func contents(of store: Store) throws -> [String: CollectionContents] {
+  try store.read { transaction in
+    var contents: [String: CollectionContents] = [:]
+    for name in try transaction.collectionNames() {
+      let collection = transaction.collection(name)
+      contents[name] = CollectionContents(indexes: try collection.listIndexes(), documents: try collection.find())
+    }
+    return contents
+  }
+}
+
+/// How `store` differs from `expected` (collections, indexes, documents), and where its indexes
+/// disagree with its documents (``compareIndexEntries(_:_:_:)``).
+func problems(in store: Store, expected: [String: CollectionContents]) throws -> [String] {
+  try store.read { transaction in
+    var problems: [String] = []
+    let names = try transaction.collectionNames()
+    if names != expected.keys.sorted() {
+      problems.append("the store has the collections \(names), expected \(expected.keys.sorted())")
+    }
+    for name in names {
+      let collection = transaction.collection(name)
+      let documents = try collection.find()
+      if let wanted = expected[name] {
+        let indexes = try collection.listIndexes()
+        if indexes != wanted.indexes {
+          problems.append(
+            "\(name) has the indexes \(indexes.map { $0.extendedJSON() }), expected "
+              + "\(wanted.indexes.map { $0.extendedJSON() })")
+        }
+        if documents != wanted.documents {
+          let found = Dictionary(documents.map { ($0["_id"].map(describe) ?? "none", $0) }) { first, _ in first }
+          let wantedByID = Dictionary(wanted.documents.map { ($0["_id"].map(describe) ?? "none", $0) }) { a, _ in a }
+          let missing = wantedByID.keys.filter { found[$0] == nil }.sorted()
+          let extra = found.keys.filter { wantedByID[$0] == nil }.sorted()
+          let different = wantedByID.keys.filter { found[$0] != nil && found[$0] != wantedByID[$0] }.sorted()
+          problems.append(
+            "\(name) has \(documents.count) documents, expected \(wanted.documents.count): missing "
+              + "\(missing.prefix(10)), extra \(extra.prefix(10)), different \(different.prefix(10))")
+        }
+      }
+      problems += try compareIndexEntries(transaction, name, documents)
+    }
+    return problems
+  }
+}
+
+/// Every named LMDB database of `store` with its entries, from one snapshot.
+func databases(of store: Store) throws -> [String: [[UInt8]: [UInt8]]] {
+  try store.read { transaction in
+    let lmdb = transaction.lmdb
+    var main: MDB_dbi = 0
+    try check(mdb_dbi_open(lmdb.pointer, nil, 0, &main), "opening the main database")
+    var names: [String] = []
+    try lmdb.scan(main) { key, _ throws(StoreError) in
+      names.append(String(decoding: key, as: UTF8.self))
+      return true
+    }
+    var databases: [String: [[UInt8]: [UInt8]]] = [:]
+    for name in names {
+      let database = try #require(try lmdb.open(name, create: false))
+      var entries: [[UInt8]: [UInt8]] = [:]
+      try lmdb.scan(database) { key, value throws(StoreError) in
+        entries[Array(key)] = Array(value)
+        return true
+      }
+      databases[name] = entries
+    }
+    return databases
+  }
+}
