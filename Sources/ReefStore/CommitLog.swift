@@ -171,9 +171,10 @@ final class CommitLog {
       readRecord(at: CommitLog.recordsStart, sequence: header.sequence, salt: header.salt, lsn: header.checkpoint + 1)
       != nil
     guard metas != header.metas || hasRecords else { return }
-    // The store file's newest meta page is the checkpoint's or a later one: a store file older
-    // than the checkpoint (a backup copied over it) is not the one the log was written for.
-    guard CommitLog.newestTransaction(metas) >= header.checkpoint else { return }
+    // A store file whose meta pages are both whole and older than the checkpoint (a backup
+    // copied over it) is not the one the log was written for. One that is not a whole meta page
+    // was being written when the power went: LMDB cannot open the file, the checkpoint's can.
+    if let newest = CommitLog.newestTransaction(metas), newest < header.checkpoint { return }
     if readOnly {
       throw StoreError(
         .open,
@@ -427,17 +428,17 @@ final class CommitLog {
   // MARK: Headers and the shared block
 
   /// The larger transaction number of the two meta page copies in `metas` (`mm_txnid`, the
-  /// last field of `MDB_meta`: bytes 128–135 after the 16-byte page header); 0 for a copy
-  /// without LMDB's magic.
-  static func newestTransaction(_ metas: [UInt8]) -> UInt64 {
+  /// last field of `MDB_meta`: bytes 128–135 after the 16-byte page header); nil unless both
+  /// copies are whole and hold LMDB's magic.
+  static func newestTransaction(_ metas: [UInt8]) -> UInt64? {
     var newest: UInt64 = 0
     for copy in 0..<2 {
       let base = copy * metaCopySize
-      guard metas.count >= base + 152 else { continue }
+      guard metas.count >= base + 152 else { return nil }
       let field = { (at: Int, size: Int) -> UInt64 in
         (0..<size).reversed().reduce(UInt64(0)) { $0 << 8 | UInt64(metas[base + at + $1]) }
       }
-      guard field(16, 4) == 0xBEEF_C0DE else { continue }
+      guard field(16, 4) == 0xBEEF_C0DE else { return nil }
       newest = max(newest, field(144, 8))
     }
     return newest
