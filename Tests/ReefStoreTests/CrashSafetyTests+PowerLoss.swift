@@ -22,8 +22,10 @@ import ReefTestSupport
 ///   inode) and another boot of the machine, with its CRC-32C made again, so that opening the
 ///   copy recovers: writes the checkpoint's meta pages back and applies the log's records.
 ///
-/// The log keeps every record written before the kill (the page cache's), so the copy shows
-/// what a power loss after the log's last flush leaves.
+/// The log keeps every record written before the kill (the page cache's), as a power loss after
+/// the log's last flush leaves it; unless the copy is `losingRecords` (for commits that do not
+/// flush the log, which a power loss may undo): then one of its records, chosen at random, or
+/// none, is garbage, and the records after it are whole but must not be applied.
 struct PowerLossCopy {
   /// The copy's store file, next to its `-log`.
   let path: String
@@ -31,6 +33,12 @@ struct PowerLossCopy {
   let checkpoint: UInt64
   /// The checkpoint's last page: the pages past it are garbage in the copy.
   let lastPage: UInt64
+  /// How many pages past ``lastPage`` the store file holds (garbage in the copy).
+  let lostPages: Int
+  /// How many records of the checkpoint the log holds (before one is lost).
+  let records: Int
+  /// The record made garbage (from 0), if any.
+  let lostRecord: Int?
 
   /// The log's two header slots, and in a slot the checkpoint's copies of LMDB's meta pages
   /// (each the first 256 bytes of one) and the bytes its CRC-32C covers (`Specs/store/log.md`).
@@ -40,9 +48,10 @@ struct PowerLossCopy {
   fileprivate static let checksummed = 608
 
   /// Copies the store at `store` into `directory` (made if needed, emptied of an earlier copy)
-  /// and damages the copy, with bytes from `garbage`. Nil when the store has no checkpoint yet
-  /// (its first writer died before making one): a power loss then has nothing to keep.
-  init?(of store: String, in directory: String, garbage: inout SplitMix64) throws {
+  /// and damages the copy, with bytes from `garbage` (which also chooses the record lost when
+  /// `losingRecords`). Nil when the store has no checkpoint yet (its first writer died before
+  /// making one): a power loss then has nothing to keep.
+  init?(of store: String, in directory: String, losingRecords: Bool = false, garbage: inout SplitMix64) throws {
     mkdir(directory, 0o755)
     path = directory + "/crash.reef"
     for suffix in ["", "-log", "-lock", "-log-shared"] { unlink(path + suffix) }
@@ -72,7 +81,26 @@ struct PowerLossCopy {
     }
     let end = (Int(lastPage) + 1) * pageSize
     if data.count > end { overwrite(&data, end..<data.count, &garbage) }
+    lostPages = max(0, data.count - end) / pageSize
     try writeCopy(data, to: path)
+
+    // The checkpoint's records: magic "RFRC", the checkpoint's sequence and the next transaction
+    // number, each padded to whole 4096-byte blocks (their checksums are recovery's to check).
+    var extents: [Range<Int>] = []
+    var start = 8192
+    while start + 32 <= log.count, littleEndian(log, start, 4) == 0x4352_4652,
+      littleEndian(log, start + 8, 8) == littleEndian(log, slot + 16, 8),
+      littleEndian(log, start + 16, 8) == littleEndian(log, slot + 24, 8) + UInt64(extents.count) + 1
+    {
+      let size = (32 + Int(littleEndian(log, start + 24, 4)) + 4095) / 4096 * 4096
+      guard start + size <= log.count else { break }
+      extents.append(start..<start + size)
+      start += size
+    }
+    records = extents.count
+    let lost = losingRecords ? Int(garbage.next() % UInt64(extents.count + 1)) : extents.count
+    lostRecord = lost < extents.count ? lost : nil
+    if let lostRecord { overwrite(&log, extents[lostRecord], &garbage) }
 
     var status = stat()
     guard stat(path, &status) == 0 else { throw PowerLossError("cannot stat the copy \(path) (errno \(errno))") }
