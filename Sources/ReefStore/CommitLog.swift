@@ -64,7 +64,7 @@ final class CommitLog {
   /// a restart. (A file of its own: a block of the log would be written out with every flush
   /// of the log, and fault again on the next commit's change.)
   private let shared: UnsafeMutableRawPointer?
-  /// This boot of the machine (`/proc/sys/kernel/random/boot_id`, or `REEF_BOOT_ID`).
+  /// This boot of the machine (`/proc/sys/kernel/random/boot_id`).
   let boot: [UInt8]
   /// The record of the write transaction being built (one at a time: the write lock's holder).
   let record = CommitRecord()
@@ -182,10 +182,10 @@ final class CommitLog {
       readRecord(at: CommitLog.recordsStart, sequence: header.sequence, salt: header.salt, lsn: header.checkpoint + 1)
       != nil
     guard metas != header.metas || hasRecords else { return }
-    // The store file's newest meta page is the checkpoint's or a later one: a store file older
-    // than the checkpoint (a backup copied over it) is not the one the log was written for. A
-    // store file with neither meta page readable (both lost to the power loss) opens only from
-    // the checkpoint; one too short to hold them is not an LMDB file.
+    // A store file too short to hold both meta pages is not an LMDB file. One whose meta pages
+    // are both whole and older than the checkpoint (a backup copied over it) is not the one the
+    // log was written for. One that is not a whole meta page was being written when the power
+    // went: LMDB cannot open the file, the checkpoint's can.
     guard metas.count == 2 * CommitLog.metaCopySize else { return }
     if let newest = CommitLog.newestTransaction(metas), newest < header.checkpoint { return }
     if readOnly {
@@ -463,18 +463,18 @@ final class CommitLog {
   // MARK: Headers and the shared block
 
   /// The larger transaction number of the two meta page copies in `metas` (`mm_txnid`, the
-  /// last field of `MDB_meta`: bytes 128–135 after the 16-byte page header), leaving out a copy
-  /// without LMDB's magic; nil if neither has it.
+  /// last field of `MDB_meta`: bytes 128–135 after the 16-byte page header); nil unless both
+  /// copies are whole and hold LMDB's magic.
   static func newestTransaction(_ metas: [UInt8]) -> UInt64? {
-    var newest: UInt64?
+    var newest: UInt64 = 0
     for copy in 0..<2 {
       let base = copy * metaCopySize
-      guard metas.count >= base + 152 else { continue }
+      guard metas.count >= base + 152 else { return nil }
       let field = { (at: Int, size: Int) -> UInt64 in
         (0..<size).reversed().reduce(UInt64(0)) { $0 << 8 | UInt64(metas[base + at + $1]) }
       }
-      guard field(16, 4) == 0xBEEF_C0DE else { continue }
-      newest = max(newest ?? 0, field(144, 8))
+      guard field(16, 4) == 0xBEEF_C0DE else { return nil }
+      newest = max(newest, field(144, 8))
     }
     return newest
   }
@@ -586,21 +586,18 @@ final class CommitLog {
     }
   }
 
-  /// This boot's identifier: `REEF_BOOT_ID` when set (tests use it to act a restart out), else
-  /// Linux's `/proc/sys/kernel/random/boot_id`; 40 bytes, zero-padded. All zeros when unknown,
-  /// which no header holds, so that every first opener then recovers.
+  /// This boot's identifier: Linux's `/proc/sys/kernel/random/boot_id`, 40 bytes, zero-padded.
+  /// Where there is none, one of this process alone: every first opener then treats the store
+  /// as restarted and recovers from the checkpoint (safe, and slower), and processes sharing a
+  /// store checkpoint more often.
   static func currentBoot() -> [UInt8] {
     var text: [UInt8] = []
-    if let override = getenv("REEF_BOOT_ID") {
-      text = Array(String(cString: override).utf8)
-    } else {
-      let descriptor = Glibc.open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC)
-      if descriptor >= 0 {
-        var buffer = [UInt8](repeating: 0, count: 64)
-        let count = Glibc.read(descriptor, &buffer, buffer.count)
-        Glibc.close(descriptor)
-        if count > 0 { text = Array(buffer[..<count]).filter { $0 != UInt8(ascii: "\n") } }
-      }
+    let descriptor = Glibc.open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC)
+    if descriptor >= 0 {
+      var buffer = [UInt8](repeating: 0, count: 64)
+      let count = Glibc.read(descriptor, &buffer, buffer.count)
+      Glibc.close(descriptor)
+      if count > 0 { text = Array(buffer[..<count]).filter { $0 != UInt8(ascii: "\n") } }
     }
     if text.isEmpty { text = Array("unknown-\(getpid())-\(time(nil))".utf8) }
     var boot = Array(text.prefix(40))

@@ -18,6 +18,16 @@ import Testing
 /// acknowledged transaction, or after the one after it, which may have committed before its
 /// acknowledgement was written), and its indexes must agree with its documents.
 ///
+/// A SIGKILL leaves the page cache, so every kill also acts out a power loss on a copy of the
+/// store's files taken before the test reopens the store (``PowerLossCopy``: LMDB's meta pages and
+/// the pages written since the checkpoint lost, the machine restarted); the copy must recover
+/// and pass the same checks. At ``Durability/normal`` and ``Durability/none`` a power loss may
+/// undo the commits since the log's last flush, so there the copy also loses one of the log's
+/// records chosen at random (or none): it must then hold a prefix of the acknowledged
+/// transactions (none in part, indexes agreeing), with exactly the records before the lost one
+/// applied. Kills before the store's first checkpoint leave no log to recover from and are
+/// counted apart.
+///
 /// `REEF_CRASH_KILLS` sets the number of kills (default 200) and `REEF_CRASH_SEED` the seed of
 /// the kill schedule; the writer is `$REEF_CRASH_WRITER` or `reef-crash-writer` next to the
 /// test bundle.
@@ -94,6 +104,7 @@ import Testing
     var roundsWithoutAcks = 0
     var acknowledgements = 0
     var unacknowledgedCommits = 0
+    var powerLoss = PowerLossTally()
     var modes: [KillMode: Int] = [:]
     let start = monotonicMilliseconds()
     for round in 1...kills {
@@ -126,6 +137,28 @@ import Testing
       if acknowledged.isEmpty { roundsWithoutAcks += 1 }
       acknowledgements += acknowledged.count
       let lastAcknowledged = acknowledged.last ?? durable
+      // The power loss first: the reopen below checkpoints, which changes the store's files.
+      var garbage = SplitMix64(seed: seed ^ UInt64(round) ^ 0x9E3F_0BAD)
+      var lossQueries = SplitMix64(seed: seed ^ UInt64(round))
+      if let copy = try PowerLossCopy(
+        of: directory.store, in: directory.path + "/power-loss", losingRecords: durability != .full,
+        garbage: &garbage)
+      {
+        let problems = powerLoss.check(copy, model: model, acknowledged: lastAcknowledged, random: &lossQueries)
+        guard problems.isEmpty else {
+          Issue.record(
+            """
+            round \(round) (\(mode), seed \(seed)): after a power loss at the checkpoint of transaction \
+            \(copy.checkpoint) (last page \(copy.lastPage), \(copy.lostPages) pages after it lost, \
+            \(copy.records) records, lost: \(copy.lostRecord.map(String.init) ?? "none")), acknowledgements up to \
+            \(lastAcknowledged):
+            \(problems.joined(separator: "\n"))
+            """)
+          return
+        }
+      } else {
+        powerLoss.beforeCheckpoint += 1
+      }
       // The queries' own generator, so that the kill schedule depends on the seed alone.
       var queries = SplitMix64(seed: seed ^ UInt64(round))
       let problems = try verifyCrashStore(
@@ -149,7 +182,63 @@ import Testing
       \(unacknowledgedCommits) after a commit and before its acknowledgement; \(model.documents.count) documents \
       left in a; kills by mode: \
       \(modes.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+      power-loss recoveries checked (durability \(durability)): \(powerLoss.checked) of \(kills) kills \
+      (\(powerLoss.beforeCheckpoint) before the first checkpoint: nothing to recover); \(powerLoss.lostPages) pages \
+      past the checkpoints lost; \(powerLoss.replayed) log records replayed in all\
+      \(durability == .full ? "" : ", \(powerLoss.lostRecords) lost"); \(powerLoss.undone) copies without every \
+      acknowledged transaction
       """)
+  }
+}
+
+/// The power losses the crash test acted out, and what their recoveries did.
+struct PowerLossTally {
+  /// Copies recovered and checked.
+  var checked = 0
+  /// Kills before the store's first checkpoint (no log to recover from).
+  var beforeCheckpoint = 0
+  /// Pages past the checkpoints made garbage, in all.
+  var lostPages = 0
+  /// Log records applied again, in all.
+  var replayed = 0
+  /// Log records made garbage (below ``Durability/full``), in all.
+  var lostRecords = 0
+  /// Copies that held fewer than the acknowledged transactions (allowed below ``Durability/full``).
+  var undone = 0
+
+  /// Opens `copy` (which recovers) and checks it as the store itself is checked, against `model`
+  /// as it was before the kill (the copy may hold one transaction more than the store: the log
+  /// holds a record before LMDB commits it); when the copy lost a record, recovery must apply the
+  /// records before it, and the copy hold a prefix of the acknowledged transactions. Returns the
+  /// problems found.
+  mutating func check(
+    _ copy: PowerLossCopy, model: CrashModel, acknowledged: Int64, random: inout SplitMix64
+  ) -> [String] {
+    var model = model
+    do {
+      let store: Store
+      do {
+        store = try Store(path: copy.path)
+      } catch {
+        return ["the store does not open after the power loss: \(error)"]
+      }
+      let applied = store.log?.replayed ?? 0
+      replayed += applied
+      if let lost = copy.lostRecord, applied != lost {
+        return ["recovery applied \(applied) records of the log, not the \(lost) before the lost one"]
+      }
+      let problems = try verifyCrashStore(
+        store, model: &model, acknowledged: acknowledged,
+        expecting: copy.lostRecord == nil ? .everyAcknowledged : .aPrefix, random: &random)
+      guard problems.isEmpty else { return problems }
+    } catch {
+      return ["checking the store after the power loss: \(error)"]
+    }
+    checked += 1
+    lostPages += copy.lostPages
+    if copy.lostRecord != nil { lostRecords += 1 }
+    if model.last < acknowledged { undone += 1 }
+    return []
   }
 }
 
@@ -185,10 +274,19 @@ enum KillMode: Int, CustomStringConvertible {
 
 // MARK: Checking the store
 
-/// Opens the store at `path` and checks it against the workload: it must hold transactions 1 to
-/// `acknowledged` (or to `acknowledged + 1`) exactly as ``CrashModel`` says, and its indexes
-/// must agree with its documents. Advances `model` to the transactions the store holds. Returns
-/// the problems found, each naming the transaction, document or index concerned.
+/// What a checked store must hold of the acknowledged transactions.
+enum CrashExpectation {
+  /// Every one (and perhaps the next, which may have committed before its acknowledgement was
+  /// written), and at least what it held before.
+  case everyAcknowledged
+  /// Transactions 1 to some number, at most the one after the last acknowledged: a power loss
+  /// may undo the commits (at ``Durability/normal`` or ``Durability/none``) since the log's last
+  /// flush.
+  case aPrefix
+}
+
+/// Opens the store at `path` and checks it against the workload (see
+/// ``verifyCrashStore(_:model:acknowledged:expecting:random:)``).
 func verifyCrashStore(
   at path: String, model: inout CrashModel, acknowledged: Int64, random: inout SplitMix64
 ) throws -> [String] {
@@ -198,17 +296,37 @@ func verifyCrashStore(
   } catch {
     return ["the store does not open: \(error)"]
   }
-  return try store.read { transaction throws -> [String] in
+  return try verifyCrashStore(store, model: &model, acknowledged: acknowledged, random: &random)
+}
+
+/// Checks `store` against the workload: it must hold transactions 1 to `acknowledged` (or to
+/// `acknowledged + 1`) exactly as ``CrashModel`` says, or with ``CrashExpectation/aPrefix`` 1 to
+/// any number up to that, and its indexes must agree with its documents. Advances `model` to the
+/// transactions the store holds (from a new model when it holds fewer). Returns the problems
+/// found, each naming the transaction, document or index concerned.
+func verifyCrashStore(
+  _ store: Store, model: inout CrashModel, acknowledged: Int64, expecting: CrashExpectation = .everyAcknowledged,
+  random: inout SplitMix64
+) throws -> [String] {
+  try store.read { transaction throws -> [String] in
     var problems: [String] = []
     let ledgers = try transaction.collection(CrashTransaction.ledgers).find()
     for (offset, ledger) in ledgers.enumerated() where ledger["_id"] != .int64(Int64(offset) + 1) {
       return ["the ledger's \(offset + 1)th document is \(ledger.extendedJSON(.relaxed)); expected _id \(offset + 1)"]
     }
     let held = Int64(ledgers.count)
-    guard held >= model.last, held == acknowledged || held == acknowledged + 1 else {
-      return [
-        "the store holds transactions 1 to \(held), but \(acknowledged) were acknowledged (and \(model.last) held before)"
-      ]
+    switch expecting {
+    case .everyAcknowledged:
+      guard held >= model.last, held == acknowledged || held == acknowledged + 1 else {
+        return [
+          "the store holds transactions 1 to \(held), but \(acknowledged) were acknowledged (and \(model.last) held before)"
+        ]
+      }
+    case .aPrefix:
+      guard held <= acknowledged + 1 else {
+        return ["the store holds transactions 1 to \(held), but only \(acknowledged) were acknowledged"]
+      }
+      if held < model.last { model = CrashModel() }
     }
     model.advance(to: held)
 
