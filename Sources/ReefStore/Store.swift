@@ -446,9 +446,14 @@ public final class Store: @unchecked Sendable {
     lock.withLock { catalogCache[name] = (bytes, info) }
   }
 
-  /// Forgets a dropped database's handle.
-  func forgetHandle(_ name: String) {
-    lock.withLock { _ = handles.removeValue(forKey: name) }
+  /// Forgets the handle of a database `transaction` dropped (LMDB has closed it, and may give
+  /// its number to the next database opened): in the store's table, and among the handles the
+  /// transaction opened, which would otherwise join the table when it commits.
+  func forgetHandle(_ name: String, droppedIn transaction: LMDBTransaction) {
+    lock.withLock {
+      _ = handles.removeValue(forKey: name)
+      _ = pendingHandles[ObjectIdentifier(transaction)]?.removeValue(forKey: name)
+    }
   }
 
   // MARK: Collections

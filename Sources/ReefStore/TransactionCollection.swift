@@ -368,7 +368,7 @@ public struct TransactionCollection {
     for database in [info.documentsName] + info.indexes.map(info.indexName) {
       if let handle = try transaction.database(database, create: false) {
         try lmdb.drop(handle)
-        transaction.store.forgetHandle(database)
+        transaction.store.forgetHandle(database, droppedIn: lmdb)
       }
     }
     try transaction.removeFromCatalog(name)
@@ -414,7 +414,7 @@ public struct TransactionCollection {
     let index = info.indexes.remove(at: position)
     if let handle = try transaction.database(info.indexName(index), create: false) {
       try lmdb.drop(handle)
-      transaction.store.forgetHandle(info.indexName(index))
+      transaction.store.forgetHandle(info.indexName(index), droppedIn: lmdb)
     }
     try transaction.save(info)
     return true

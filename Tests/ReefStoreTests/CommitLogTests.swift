@@ -437,7 +437,7 @@ import Testing
       try lmdb.put(made, text("m"), text("n"))
       let doomed = try #require(try transaction.database("doomed", create: false))
       try lmdb.drop(doomed)
-      store.forgetHandle("doomed")
+      store.forgetHandle("doomed", droppedIn: lmdb)
       let reborn = try #require(try transaction.database("reborn", create: true))
       try lmdb.put(reborn, text("r"), text("s"))
       // A document is written into the space LMDB reserves for it: the record holds its bytes.

@@ -6,6 +6,26 @@ import Testing
 @testable import ReefStore
 
 @Suite struct IndexTests {
+  /// A database created and dropped in one transaction: LMDB closes its handle and gives the
+  /// number to the next database opened, so the store must not keep the old name for it (a
+  /// later write under that name landed in another collection's database).
+  @Test func anIndexCreatedAndDroppedInOneTransactionLeavesNoStaleHandle() throws {
+    let temporary = try TemporaryStore()
+    let store = temporary.store
+    try store.write { transaction in
+      let c = transaction.collection("c")
+      try c.insert(document(#"{"_id": 1, "a": 5}"#))
+      try c.createIndex(document(#"{"a": 1}"#))
+      #expect(try c.dropIndex("a_1"))
+    }
+    try store.collection("d").insert(document(#"{"_id": "in d", "b": 1}"#))
+    try store.collection("c").createIndex(document(#"{"a": 1}"#))
+    try store.collection("c").insert(document(#"{"_id": 2, "a": 6}"#))
+    #expect(try store.collection("d").find([:]).map { $0["_id"] } == [.string("in d")])
+    #expect(try store.collection("c").find(["a": 6]).map { $0["_id"] } == [.int32(2)])
+    #expect(try store.collection("c").count() == 2)
+  }
+
   @Test func uniqueSparseMultikeyAndParallelArrays() throws {
     let temporary = try TemporaryStore()
     let people = temporary.store.collection("people")
