@@ -106,17 +106,23 @@ static inline uint32_t reef_crc32c_salted(uint64_t salt, const void *bytes, size
   return ~reef_crc32c_update(reef_crc32c_update(0xffffffffu, prefix, 8), bytes, count);
 }
 
+/// A lock request of `type` for the one byte at `offset`.
+static inline struct flock reef_byte_lock_request(short type, off_t offset) {
+  struct flock lock = {0};
+  lock.l_type = type;
+  lock.l_whence = SEEK_SET;
+  lock.l_start = offset;
+  lock.l_len = 1;
+  return lock;
+}
+
 /// Takes (`type` F_RDLCK or F_WRLCK) or releases (F_UNLCK) a lock on the one byte at `offset` of
 /// the file open at `fd`, waiting for it when `wait` is non-zero. The lock belongs to the open
 /// file (Linux's open-file-description locks), so two opens in one process exclude each other as
 /// two processes do, and it goes when the file is closed or its process ends. Returns 0, or -1
 /// with errno (EAGAIN or EACCES: held by another open, when not waiting).
 static inline int reef_byte_lock(int fd, short type, off_t offset, int wait) {
-  struct flock lock = {0};
-  lock.l_type = type;
-  lock.l_whence = SEEK_SET;
-  lock.l_start = offset;
-  lock.l_len = 1;
+  struct flock lock = reef_byte_lock_request(type, offset);
 #if defined(F_OFD_SETLK)
   return fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &lock);
 #else
@@ -127,11 +133,7 @@ static inline int reef_byte_lock(int fd, short type, off_t offset, int wait) {
 /// Whether a lock of `type` on the byte at `offset` could be taken now: 1 if nothing else holds a
 /// conflicting lock, 0 if something does, -1 with errno on failure.
 static inline int reef_byte_lock_free(int fd, short type, off_t offset) {
-  struct flock lock = {0};
-  lock.l_type = type;
-  lock.l_whence = SEEK_SET;
-  lock.l_start = offset;
-  lock.l_len = 1;
+  struct flock lock = reef_byte_lock_request(type, offset);
 #if defined(F_OFD_GETLK)
   if (fcntl(fd, F_OFD_GETLK, &lock) != 0) return -1;
 #else
