@@ -110,6 +110,10 @@ final class CommitLog {
       throw StoreError(.open, "cannot open the store's commit log \(logPath): \(String(cString: strerror(errno)))")
     }
     let log = CommitLog(logPath: logPath, file: file, readOnly: readOnly)
+    if !readOnly && log.shared == nil {
+      throw StoreError(
+        .open, "cannot map the commit log's shared state \(logPath)-shared: \(String(cString: strerror(errno)))")
+    }
     try log.lockAndRecover(storePath: storePath)
     return log
   }
