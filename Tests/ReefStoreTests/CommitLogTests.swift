@@ -5,20 +5,16 @@ import Testing
 
 @testable import ReefStore
 
-#if canImport(Glibc)
-  import Glibc
-#endif
-
 /// The commit log (`Specs/store/log.md`), checked by acting a restart of the machine out on
-/// copies of a store's files.
+/// copies of a store's files (``PowerLoss``).
 ///
 /// While a store is open, its files read through the page cache are what a crash of the process
 /// leaves. A power loss may also lose what the store file gained since the log's checkpoint, so
-/// the copies get that damage (``damageAsAPowerLoss(_:since:seed:)``): both meta pages and every
-/// page written since the checkpoint overwritten with garbage. The restart itself is another boot
-/// id in the copy's log header (``rewriteHeader(_:slot:boot:ownFile:)``), with the copy's device
-/// and inode, as the log of this very file would hold. No test sets `REEF_BOOT_ID`: the tests of
-/// a process run in parallel.
+/// the copies get that damage (``PowerLoss/damage(storeAt:since:seed:)``): both meta pages and
+/// every page written since the checkpoint overwritten with garbage. The restart itself is
+/// another boot id in the copy's log header (``PowerLoss/rewriteHeader(_:slot:boot:ownFile:)``),
+/// with the copy's device and inode, as the log of this very file would hold. No test sets
+/// `REEF_BOOT_ID`: the tests of a process run in parallel.
 @Suite("Commit log") struct CommitLogTests {
   /// A power loss after `.full` commits loses none of them. The copy of a store's files, with
   /// both meta pages and every page written since the checkpoint destroyed, opens after a
@@ -27,14 +23,14 @@ import Testing
   /// transaction that makes, fills and drops a collection before making another), its indexes
   /// agreeing with its documents; each transaction logged since the checkpoint is applied again.
   @Test func aPowerLossAfterFullCommitsLosesNothing() throws {
-    #expect(anotherBoot != CommitLog.currentBoot())
+    #expect(PowerLoss.anotherBoot != CommitLog.currentBoot())
     let workload = try LoggedWorkload()
     let expected = try contents(of: workload.store)
     let copy = try workload.copy()
     #expect(try LogImage(path: copy + "-log").records().count == workload.transactions)
-    let damaged = try damageAsAPowerLoss(copy, since: workload.checkpointImage)
+    let damaged = try PowerLoss.damage(storeAt: copy, since: workload.checkpointImage)
     #expect(damaged > 0, "no page was written after the checkpoint")
-    try rewriteHeader(copy)
+    try PowerLoss.rewriteHeader(copy)
     let store = try Store(path: copy)
     #expect(try problems(in: store, expected: expected) == [])
     #expect(workload.transactions > 0)
@@ -51,11 +47,12 @@ import Testing
     let copy = try workload.copy()
     let pageSize = try #require(try LogImage(path: copy + "-log").newest).pageSize
     var random = SplitMix64(seed: 0x3E7A)
+    let size = CommitLog.metaCopySize
     for start in [0, pageSize] {
-      let lost = zeros ? [UInt8](repeating: 0, count: CommitLog.metaCopySize) : garbage(CommitLog.metaCopySize, &random)
-      overwrite(copy, at: start, with: lost)
+      let lost = zeros ? [UInt8](repeating: 0, count: size) : PowerLoss.garbage(size, &random)
+      try PowerLoss.overwrite(copy, at: start, with: lost)
     }
-    try rewriteHeader(copy)
+    try PowerLoss.rewriteHeader(copy)
     let store = try Store(path: copy)
     #expect(try problems(in: store, expected: expected) == [])
     #expect(store.log?.replayed == workload.transactions)
@@ -77,8 +74,8 @@ import Testing
       backup = try #require(readFile(path))
       for number in 5..<10 { _ = try store.collection("c").insert(["_id": .int32(Int32(number))]) }
     }
-    replaceContents(of: path, with: backup)
-    try rewriteHeader(path)
+    try PowerLoss.replaceContents(of: path, with: backup)
+    try PowerLoss.rewriteHeader(path)
     let store = try Store(path: path)
     #expect(try problems(in: store, expected: older) == [])
     #expect(store.log?.replayed == 0)
@@ -92,7 +89,7 @@ import Testing
     let workload = try LoggedWorkload()
     let expected = try contents(of: workload.store)
     let copy = try workload.copy()
-    try rewriteHeader(copy, boot: CommitLog.currentBoot())
+    try PowerLoss.rewriteHeader(copy, boot: CommitLog.currentBoot())
     do {
       let store = try Store(path: copy)
       #expect(try problems(in: store, expected: expected) == [])
@@ -102,8 +99,8 @@ import Testing
     let storeFileBefore = try #require(readFile(workload.path))
     _ = try workload.store.collection("people").insert(["_id": "ghost", "city": "c0"])
     let ghost = try workload.copy()
-    replaceContents(of: ghost, with: storeFileBefore)
-    try rewriteHeader(ghost, boot: CommitLog.currentBoot())
+    try PowerLoss.replaceContents(of: ghost, with: storeFileBefore)
+    try PowerLoss.rewriteHeader(ghost, boot: CommitLog.currentBoot())
     #expect(try LogImage(path: ghost + "-log").records().count == workload.transactions + 1)
     let store = try Store(path: ghost)
     #expect(try problems(in: store, expected: expected) == [])
@@ -118,15 +115,15 @@ import Testing
     let expected = try contents(of: workload.store)
     _ = try workload.store.collection("people").insert(["_id": "last", "city": "c0"])
     let copy = try workload.copy()
-    try damageAsAPowerLoss(copy, since: workload.checkpointImage)
-    try rewriteHeader(copy)
+    try PowerLoss.damage(storeAt: copy, since: workload.checkpointImage)
+    try PowerLoss.rewriteHeader(copy)
     let records = try LogImage(path: copy + "-log").records()
     #expect(records.count == workload.transactions + 1)
     let last = try #require(records.last)
     // The second half of its operations never reached the disk.
     let tear = last.offset + CommitLog.recordHeaderSize + last.length / 2
     var random = SplitMix64(seed: 0x7EA2)
-    overwrite(copy + "-log", at: tear, with: garbage(last.offset + last.size - tear, &random))
+    try PowerLoss.overwrite(copy + "-log", at: tear, with: PowerLoss.garbage(last.offset + last.size - tear, &random))
     #expect(try LogImage(path: copy + "-log").records().count == workload.transactions)
     let after: Document = ["_id": "after", "city": "c2"]
     do {
@@ -182,9 +179,9 @@ import Testing
     }
 
     // Both slots whole, after a restart: the newest decides; nothing to apply.
-    let whole = try copyStore(path, into: directory + "/whole")
-    try rewriteHeader(whole, slot: 0)
-    try rewriteHeader(whole, slot: 1)
+    let whole = try PowerLoss.copyStore(path, into: directory + "/whole")
+    try PowerLoss.rewriteHeader(whole, slot: 0)
+    try PowerLoss.rewriteHeader(whole, slot: 1)
     do {
       let reopened = try Store(path: whole)
       #expect(try problems(in: reopened, expected: expected) == [])
@@ -192,10 +189,10 @@ import Testing
     }
 
     // The newest slot broken: the older checkpoint and its 16 records.
-    let torn = try copyStore(path, into: directory + "/torn")
-    try rewriteHeader(torn, slot: 0)
-    try rewriteHeader(torn, slot: 1)
-    overwrite(torn + "-log", at: newest.slot * 4096 + 20, with: [0xFF])
+    let torn = try PowerLoss.copyStore(path, into: directory + "/torn")
+    try PowerLoss.rewriteHeader(torn, slot: 0)
+    try PowerLoss.rewriteHeader(torn, slot: 1)
+    try PowerLoss.overwrite(torn + "-log", at: newest.slot * 4096 + 20, with: [0xFF])
     #expect(try LogImage(path: torn + "-log").newest?.sequence == older.sequence)
     do {
       let reopened = try Store(path: torn)
@@ -204,11 +201,11 @@ import Testing
     }
 
     // Both slots broken: no checkpoint; the store file opens as it is, and gets a new header.
-    let none = try copyStore(path, into: directory + "/none")
-    try rewriteHeader(none, slot: 0)
-    try rewriteHeader(none, slot: 1)
-    overwrite(none + "-log", at: 20, with: [0xFF])
-    overwrite(none + "-log", at: 4096 + 20, with: [0xFF])
+    let none = try PowerLoss.copyStore(path, into: directory + "/none")
+    try PowerLoss.rewriteHeader(none, slot: 0)
+    try PowerLoss.rewriteHeader(none, slot: 1)
+    try PowerLoss.overwrite(none + "-log", at: 20, with: [0xFF])
+    try PowerLoss.overwrite(none + "-log", at: 4096 + 20, with: [0xFF])
     #expect(try LogImage(path: none + "-log").newest == nil)
     let reopened = try Store(path: none)
     #expect(try problems(in: reopened, expected: expected) == [])
@@ -224,8 +221,8 @@ import Testing
     let workload = try LoggedWorkload(inserts: 30)
     let expected = try contents(of: workload.store)
     let copy = try workload.copy()
-    try damageAsAPowerLoss(copy, since: workload.checkpointImage)
-    try rewriteHeader(copy)
+    try PowerLoss.damage(storeAt: copy, since: workload.checkpointImage)
+    try PowerLoss.rewriteHeader(copy)
     let files = (readFile(copy), readFile(copy + "-log"))
     let error = #expect(throws: StoreError.self) {
       _ = try Store(path: copy, options: StoreOptions(readOnly: true))
@@ -242,7 +239,7 @@ import Testing
       let store = try Store(path: copy, options: StoreOptions(readOnly: true))
       #expect(try problems(in: store, expected: expected) == [])
     }
-    try rewriteHeader(copy)
+    try PowerLoss.rewriteHeader(copy)
     let store = try Store(path: copy, options: StoreOptions(readOnly: true))
     #expect(try problems(in: store, expected: expected) == [])
   }
@@ -259,15 +256,15 @@ import Testing
       for number in 0..<60 { _ = try store.collection("b").insert(["_id": .int32(Int32(number)), "n": "b"]) }
       expected = try contents(of: store)
     }
-    let copy = try copyStore(other, into: workload.directory + "/mixed")
-    replaceContents(of: copy + "-log", with: try #require(readFile(workload.path + "-log")))
-    try rewriteHeader(copy, ownFile: false)
+    let copy = try PowerLoss.copyStore(other, into: workload.directory + "/mixed")
+    try PowerLoss.replaceContents(of: copy + "-log", with: try #require(readFile(workload.path + "-log")))
+    try PowerLoss.rewriteHeader(copy, ownFile: false)
     let image = try LogImage(path: copy + "-log")
     let header = try #require(image.newest)
     #expect(image.records().count == workload.transactions)
     // Only the device and inode tell: the store file is newer than the log's checkpoint.
     let storeFile = try #require(readFile(copy))
-    let newest = [0, header.pageSize].compactMap { MetaPage(storeFile, at: $0)?.transaction }.max() ?? 0
+    let newest = [0, header.pageSize].compactMap { LMDBMetaPage(storeFile, at: $0)?.transaction }.max() ?? 0
     #expect(newest >= header.checkpoint)
     let store = try Store(path: copy)
     #expect(try problems(in: store, expected: expected) == [])
@@ -288,7 +285,7 @@ import Testing
     let flushes = log.commitFlushes
     var random = SplitMix64(seed: 0xB16)
     let big: [Document] = (0..<100).map { number in
-      ["_id": .int32(Int32(number)), "blob": .binary(Binary(data: garbage(100_000, &random)))]
+      ["_id": .int32(Int32(number)), "blob": .binary(Binary(data: PowerLoss.garbage(100_000, &random)))]
     }
     #expect(big.reduce(0) { $0 + $1.byteCount } > CommitLog.largestRecord)
     _ = try store.collection("big").insertMany(big)
@@ -300,9 +297,9 @@ import Testing
     let expected = try contents(of: store)
     #expect(expected["big"]?.documents.count == 100)
 
-    let copy = try copyStore(path, into: directory + "/copy")
-    try damageAsAPowerLoss(copy, since: checkpointImage)
-    try rewriteHeader(copy)
+    let copy = try PowerLoss.copyStore(path, into: directory + "/copy")
+    try PowerLoss.damage(storeAt: copy, since: checkpointImage)
+    try PowerLoss.rewriteHeader(copy)
     let reopened = try Store(path: copy)
     #expect(try problems(in: reopened, expected: expected) == [])
     #expect(reopened.log?.replayed == 5)
@@ -332,9 +329,9 @@ import Testing
     #expect(records.map(\.offset) == [CommitLog.recordsStart])
     for more in 0..<5 { _ = try store.collection("c").insert(["_id": .string("after \(more)")]) }
     let expected = try contents(of: store)
-    let copy = try copyStore(path, into: directory + "/copy")
-    try damageAsAPowerLoss(copy)
-    try rewriteHeader(copy)
+    let copy = try PowerLoss.copyStore(path, into: directory + "/copy")
+    try PowerLoss.damage(storeAt: copy)
+    try PowerLoss.rewriteHeader(copy)
     let reopened = try Store(path: copy)
     #expect(try problems(in: reopened, expected: expected) == [])
     #expect(reopened.log?.replayed == 6)
@@ -350,8 +347,8 @@ import Testing
     try workload.store.sync()
     let expected = try contents(of: workload.store)
     let copy = try workload.copy()
-    try damageAsAPowerLoss(copy, since: workload.checkpointImage)
-    try rewriteHeader(copy)
+    try PowerLoss.damage(storeAt: copy, since: workload.checkpointImage)
+    try PowerLoss.rewriteHeader(copy)
     let store = try Store(path: copy)
     #expect(try problems(in: store, expected: expected) == [])
     #expect(store.log?.replayed == workload.transactions)
@@ -422,7 +419,7 @@ import Testing
       try transaction.lmdb.put(doomed, text("d"), text("x"))
     }
     _ = try store.collection("docs").insert(["_id": 1, "n": 1])
-    let before = try copyStore(path, into: directory + "/before", withLog: false)
+    let before = try PowerLoss.copyStore(path, into: directory + "/before", withLog: false)
 
     var payload: [UInt8] = []
     try store.write { transaction in
@@ -605,198 +602,12 @@ final class LoggedWorkload {
   /// their own; returns the copy's path.
   func copy() throws -> String {
     copies += 1
-    return try copyStore(path, into: directory + "/copy\(copies)")
+    return try PowerLoss.copyStore(path, into: directory + "/copy\(copies)")
   }
-}
-
-// MARK: Files
-
-/// Copies the store at `path` (its file and, with `withLog`, its log; not its lock file nor the
-/// log's shared block) into `directory`, made for it, with plain reads and writes; returns the
-/// copy's path.
-func copyStore(_ path: String, into directory: String, withLog: Bool = true) throws -> String {
-  #expect(mkdir(directory, 0o755) == 0)
-  let copy = directory + "/store.reef"
-  replaceContents(of: copy, with: try #require(readFile(path)))
-  if withLog { replaceContents(of: copy + "-log", with: try #require(readFile(path + "-log"))) }
-  return copy
-}
-
-/// Makes the file at `path` hold `bytes` (written in place: the file keeps its inode).
-func replaceContents(of path: String, with bytes: [UInt8]) {
-  let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-  precondition(descriptor >= 0, "cannot open \(path) (errno \(errno))")
-  defer { close(descriptor) }
-  writeAll(descriptor, bytes, at: 0)
-}
-
-/// Overwrites the bytes at `offset` of the file at `path` with `bytes`.
-func overwrite(_ path: String, at offset: Int, with bytes: [UInt8]) {
-  let descriptor = open(path, O_WRONLY | O_CLOEXEC)
-  precondition(descriptor >= 0, "cannot open \(path) (errno \(errno))")
-  defer { close(descriptor) }
-  writeAll(descriptor, bytes, at: offset)
-}
-
-private func writeAll(_ descriptor: Int32, _ bytes: [UInt8], at offset: Int) {
-  bytes.withUnsafeBytes { raw in
-    var done = 0
-    while done < raw.count {
-      let written = pwrite(descriptor, raw.baseAddress! + done, raw.count - done, off_t(offset + done))
-      precondition(written > 0 || errno == EINTR, "write failed (errno \(errno))")
-      done += max(0, written)
-    }
-  }
-}
-
-/// `count` random bytes.
-func garbage(_ count: Int, _ random: inout SplitMix64) -> [UInt8] {
-  (0..<count).map { _ in UInt8(truncatingIfNeeded: random.next()) }
 }
 
 /// The UTF-8 bytes of `string`.
-func text(_ string: String) -> [UInt8] { Array(string.utf8) }
-
-/// A boot id that is not this machine's: a restart of it.
-let anotherBoot: [UInt8] = {
-  let boot = Array("the machine, restarted".utf8)
-  return boot + [UInt8](repeating: 0, count: 40 - boot.count)
-}()
-
-/// Acts a restart of the machine out on the copied store at `path`: header slot `slot` of its
-/// log (by default the newest) gets `boot` and, with `ownFile`, the copy's device and inode (the
-/// log of this very file); its checksum is computed again.
-func rewriteHeader(_ path: String, slot: Int? = nil, boot: [UInt8] = anotherBoot, ownFile: Bool = true) throws {
-  #expect(boot.count == 40)
-  let image = try LogImage(path: path + "-log")
-  let slot = try #require(slot ?? image.newest?.slot, "no valid header in \(path)-log")
-  let base = slot * 4096
-  var header = Array(image.bytes[base..<base + CommitLog.headerSize])
-  header.replaceSubrange(56..<96, with: boot)
-  if ownFile {
-    var status = stat()
-    #expect(stat(path, &status) == 0)
-    header.replaceSubrange(32..<40, with: withUnsafeBytes(of: UInt64(status.st_dev).littleEndian, Array.init))
-    header.replaceSubrange(40..<48, with: withUnsafeBytes(of: UInt64(status.st_ino).littleEndian, Array.init))
-  }
-  let checksum = header.withUnsafeBytes { reef_crc32c($0.baseAddress!, 608) }
-  header.replaceSubrange(608..<612, with: withUnsafeBytes(of: checksum.littleEndian, Array.init))
-  overwrite(path + "-log", at: base, with: header)
-}
-
-/// Damages the copied store at `path` as a power loss after its log's checkpoint may: both meta
-/// pages (their first 256 bytes) and every page past the checkpoint's last page become garbage,
-/// and so, given `checkpointImage` (the store file as the checkpoint left it), does every page
-/// written since. Returns how many pages other than the meta pages were damaged.
-@discardableResult
-func damageAsAPowerLoss(_ path: String, since checkpointImage: [UInt8]? = nil, seed: UInt64 = 0xDA3A) throws -> Int {
-  let header = try #require(try LogImage(path: path + "-log").newest, "no valid header in \(path)-log")
-  let metas = [0, CommitLog.metaCopySize].compactMap { MetaPage(header.metas, at: $0) }
-  let checkpoint = try #require(metas.max { $0.transaction < $1.transaction })
-  #expect(checkpoint.transaction == header.checkpoint)
-  var file = try #require(readFile(path))
-  let pageSize = header.pageSize
-  var random = SplitMix64(seed: seed)
-  for start in [0, pageSize] {
-    file.replaceSubrange(start..<start + CommitLog.metaCopySize, with: garbage(CommitLog.metaCopySize, &random))
-  }
-  var damaged = 0
-  for page in 2..<(file.count / pageSize) {
-    let range = page * pageSize..<(page + 1) * pageSize
-    let written = checkpointImage.map { range.upperBound > $0.count || $0[range] != file[range] } ?? false
-    guard UInt64(page) > checkpoint.lastPage || written else { continue }
-    file.replaceSubrange(range, with: garbage(pageSize, &random))
-    damaged += 1
-  }
-  replaceContents(of: path, with: file)
-  return damaged
-}
-
-/// An LMDB meta page, from the first bytes of a copy of it: after the 16-byte page header,
-/// `MDB_meta` has LMDB's magic at 0, the last page at 120 and the transaction at 128.
-struct MetaPage {
-  var lastPage: UInt64
-  var transaction: UInt64
-
-  init?(_ bytes: [UInt8], at base: Int) {
-    guard bytes.count >= base + 152, littleEndian(bytes, base + 16, 4) == 0xBEEF_C0DE else { return nil }
-    lastPage = littleEndian(bytes, base + 136, 8)
-    transaction = littleEndian(bytes, base + 144, 8)
-  }
-}
-
-/// The little-endian integer of `size` bytes at `offset` of `bytes`.
-func littleEndian(_ bytes: [UInt8], _ offset: Int, _ size: Int) -> UInt64 {
-  (0..<size).reversed().reduce(UInt64(0)) { $0 << 8 | UInt64(bytes[offset + $1]) }
-}
-
-/// A commit log's bytes, read as `Specs/store/log.md` lays them out (apart from `CommitLog`'s
-/// own reading, so that what the code writes is checked against the spec).
-struct LogImage {
-  struct Header: Equatable {
-    var slot: Int
-    var pageSize: Int
-    var sequence: UInt64
-    var checkpoint: UInt64
-    var salt: UInt64
-    var boot: [UInt8]
-    var metas: [UInt8]
-  }
-
-  struct Record {
-    var offset: Int
-    var transaction: UInt64
-    /// The length of its operations.
-    var length: Int
-    /// Its size in the log: whole blocks.
-    var size: Int
-  }
-
-  let bytes: [UInt8]
-
-  init(path: String) throws { bytes = try #require(readFile(path), "cannot read \(path)") }
-
-  /// The header in `slot` if its magic, version and checksum hold.
-  func header(slot: Int) -> Header? {
-    let base = slot * 4096
-    guard bytes.count >= base + 612, Array(bytes[base..<base + 8]) == text("REEFLOG1"),
-      littleEndian(bytes, base + 8, 4) == 1
-    else { return nil }
-    let checksum = bytes.withUnsafeBytes { reef_crc32c($0.baseAddress! + base, 608) }
-    guard UInt64(checksum) == littleEndian(bytes, base + 608, 4) else { return nil }
-    return Header(
-      slot: slot, pageSize: Int(littleEndian(bytes, base + 12, 4)), sequence: littleEndian(bytes, base + 16, 8),
-      checkpoint: littleEndian(bytes, base + 24, 8), salt: littleEndian(bytes, base + 48, 8),
-      boot: Array(bytes[base + 56..<base + 96]), metas: Array(bytes[base + 96..<base + 608]))
-  }
-
-  /// The valid header with the larger sequence number.
-  var newest: Header? { [header(slot: 0), header(slot: 1)].compactMap { $0 }.max { $0.sequence < $1.sequence } }
-
-  /// The records of `header` (the newest by default): from byte 8192, while each is whole (its
-  /// magic, sequence, transaction number and salted checksum hold).
-  func records(of header: Header? = nil) -> [Record] {
-    guard let header = header ?? newest else { return [] }
-    var found: [Record] = []
-    var offset = 8192
-    var transaction = header.checkpoint + 1
-    while offset + 32 <= bytes.count, Array(bytes[offset..<offset + 4]) == text("RFRC"),
-      littleEndian(bytes, offset + 8, 8) == header.sequence, littleEndian(bytes, offset + 16, 8) == transaction
-    {
-      let length = Int(littleEndian(bytes, offset + 24, 4))
-      guard offset + 32 + length <= bytes.count else { break }
-      let checksum = bytes.withUnsafeBytes {
-        reef_crc32c_salted(header.salt, $0.baseAddress! + offset + 8, 24 + length)
-      }
-      guard UInt64(checksum) == littleEndian(bytes, offset + 4, 4) else { break }
-      let size = (32 + length + 4095) / 4096 * 4096
-      found.append(Record(offset: offset, transaction: transaction, length: length, size: size))
-      offset += size
-      transaction += 1
-    }
-    return found
-  }
-}
+private func text(_ string: String) -> [UInt8] { Array(string.utf8) }
 
 // MARK: Operations
 
@@ -813,8 +624,8 @@ struct Operations {
     return copy
   }
 
-  private static func le16(_ value: Int) -> [UInt8] { [UInt8(value & 0xFF), UInt8(value >> 8)] }
-  private static func le32(_ value: Int) -> [UInt8] { (0..<4).map { UInt8((value >> (8 * $0)) & 0xFF) } }
+  private static func le16(_ value: Int) -> [UInt8] { [UInt8](littleEndian: UInt64(value), size: 2) }
+  private static func le32(_ value: Int) -> [UInt8] { [UInt8](littleEndian: UInt64(value), size: 4) }
 
   func name(_ number: Int, _ name: String, create: Bool = false) -> Operations {
     adding([1] + Operations.le16(number) + [create ? 1 : 0] + Operations.le16(name.utf8.count) + text(name))
@@ -839,7 +650,7 @@ func describeOperations(_ payload: [UInt8]) -> [String]? {
   func integer(_ size: Int) -> Int? {
     guard offset + size <= payload.count else { return nil }
     defer { offset += size }
-    return Int(littleEndian(payload, offset, size))
+    return Int(payload.littleEndian(at: offset, size: size))
   }
   func data() -> String? {
     guard let count = integer(4), offset + count <= payload.count else { return nil }

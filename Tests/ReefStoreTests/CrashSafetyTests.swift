@@ -65,14 +65,7 @@ import Testing
     }
     let input = directory.store + ".input.bson"
     writeFile(input, bytes)
-    let reef = String(crashWriterBinary[..<crashWriterBinary.lastIndex(of: "/")!]) + "/reef"
-    var pid = pid_t()
-    let arguments = [reef, "import", input, "--store", directory.store, "--collection", "big"]
-    var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
-    #expect(posix_spawn(&pid, reef, nil, nil, &argv, environ) == 0)
-    var status: Int32 = 0
-    waitpid(pid, &status, 0)
+    let status = try runReef(["import", input, "--store", directory.store, "--collection", "big"])
     #expect(status == 0, "reef import failed (\(status))")
     #expect(store.fileSize > 4 << 20, "the other process did not grow the store past this process's map")
     #expect(try store.collection("big").count() == 800)
@@ -519,6 +512,29 @@ let crashWriterBinary: String = {
   candidates.append(root + "/.build/debug/" + name)
   return candidates.first { access($0, X_OK) == 0 } ?? candidates.last!
 }()
+
+/// The built `reef` command line tool, next to ``crashWriterBinary`` in the build folder.
+let reefBinary: String = {
+  guard let slash = crashWriterBinary.lastIndex(of: "/") else { return "reef" }
+  return String(crashWriterBinary[...slash]) + "reef"
+}()
+
+/// Runs ``reefBinary`` with `arguments` in another process and waits for it to exit; returns its
+/// raw wait status (0 when it exited with 0). Its standard streams are this process's.
+///
+/// - Throws: `StoreError` (`.storage`) when it cannot be started.
+func runReef(_ arguments: [String]) throws -> Int32 {
+  var argv: [UnsafeMutablePointer<CChar>?] = ([reefBinary] + arguments).map { strdup($0) } + [nil]
+  defer { for argument in argv { free(argument) } }
+  var pid = pid_t()
+  let code = posix_spawn(&pid, reefBinary, nil, nil, &argv, environ)
+  guard code == 0 else { throw StoreError(.storage, "cannot start \(reefBinary) (error \(code))") }
+  var status: Int32 = 0
+  while waitpid(pid, &status, 0) < 0 {
+    guard errno == EINTR else { throw StoreError(.storage, "cannot wait for \(reefBinary) (errno \(errno))") }
+  }
+  return status
+}
 
 /// A temporary directory with the store and the writer's standard error.
 final class CrashDirectory {

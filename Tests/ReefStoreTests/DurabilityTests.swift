@@ -116,14 +116,7 @@ import Testing
     // Another process writes: its first write checkpoints.
     let input = directory + "/in.bson"
     writeFile(input, try (0..<50).flatMap { try document(#"{"_id": \#($0)}"#).bytes })
-    let reef = String(crashWriterBinary[..<crashWriterBinary.lastIndex(of: "/")!]) + "/reef"
-    var pid = pid_t()
-    let arguments = [reef, "import", input, "--store", path, "--collection", "other"]
-    var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
-    #expect(posix_spawn(&pid, reef, nil, nil, &argv, environ) == 0)
-    var status: Int32 = 0
-    waitpid(pid, &status, 0)
+    let status = try runReef(["import", input, "--store", path, "--collection", "other"])
     #expect(status == 0, "reef import failed (\(status))")
     #expect(log.hasPin, "nothing has read or written here since")
     #expect(try store.collection("other").count() == 50)
