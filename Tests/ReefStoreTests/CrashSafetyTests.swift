@@ -524,11 +524,22 @@ let reefBinary: String = {
 ///
 /// - Throws: `StoreError` (`.storage`) when it cannot be started.
 func runReef(_ arguments: [String]) throws -> Int32 {
+  try waitForReef(startReef(arguments))
+}
+
+/// Starts ``reefBinary`` with `arguments` in another process, without waiting; returns its pid
+/// for ``waitForReef(_:)``.
+func startReef(_ arguments: [String]) throws -> pid_t {
   var argv: [UnsafeMutablePointer<CChar>?] = ([reefBinary] + arguments).map { strdup($0) } + [nil]
   defer { for argument in argv { free(argument) } }
   var pid = pid_t()
   let code = posix_spawn(&pid, reefBinary, nil, nil, &argv, environ)
   guard code == 0 else { throw StoreError(.storage, "cannot start \(reefBinary) (error \(code))") }
+  return pid
+}
+
+/// Waits for the process `pid` started by ``startReef(_:)`` to exit; returns its raw wait status.
+func waitForReef(_ pid: pid_t) throws -> Int32 {
   var status: Int32 = 0
   while waitpid(pid, &status, 0) < 0 {
     guard errno == EINTR else { throw StoreError(.storage, "cannot wait for \(reefBinary) (errno \(errno))") }
