@@ -329,7 +329,7 @@ private struct ImportRun {
         }
         let collection = transaction.collection(temporary)
         for (position, document) in copy.enumerated() {
-          if position % 128 == 127 { store.releaseMappedPages(ifMappedMemoryExceeds: Store.mappedMemoryLimit) }
+          if position % 32 == 31 { store.releaseMappedPages(ifMappedMemoryExceeds: Store.mappedMemoryLimit) }
           try collection.insert(document)
         }
         if let last { after = last } else { done = true }
@@ -353,7 +353,7 @@ private struct ImportRun {
     let store = self.store
     try store.write(durability: batchDurability) { transaction in
       for (position, item) in pending.enumerated() {
-        if position % 128 == 127 { store.releaseMappedPages(ifMappedMemoryExceeds: Store.mappedMemoryLimit) }
+        if position % 32 == 31 { store.releaseMappedPages(ifMappedMemoryExceeds: Store.mappedMemoryLimit) }
         guard let target = targets[item.target] else { continue }
         do {
           try transaction.collection(target.temporary).insert(item.document)
