@@ -123,8 +123,8 @@ extension Store {
   /// target while the import runs are lost when it is swapped. Adding to a large existing
   /// collection costs a copy of it; importing into a new or dropped one does not.
   ///
-  /// The batches commit with at most ``Durability/normal`` durability (one flush each: a power
-  /// loss can only undo batches of an import that has not returned); the last commit has the
+  /// The batches commit with at most ``Durability/normal`` durability (no flush: a power loss
+  /// can only undo batches of an import that has not returned); the last commit has the
   /// store's ``StoreOptions/durability``. The store's pages mapped in along the way are released
   /// whenever they pass 64 MB (``Store/releaseMappedPages(ifMappedMemoryExceeds:)``), so resident
   /// memory stays flat whatever the size of the store.
@@ -193,8 +193,8 @@ private struct ImportRun {
 
   static let temporaryPrefix = "__import."
 
-  /// The durability of the commits that fill the temporary collections: at most one flush
-  /// each. A power loss can only undo some of them, which leaves the targets as they were and
+  /// The durability of the commits that prepare and fill the temporary collections: no flush.
+  /// A power loss can only undo some of them, which leaves the targets as they were and
   /// the import unacknowledged; the last commit, which swaps the collections in, has the
   /// store's durability and flushes them all.
   var batchDurability: Durability { store.options.durability == .full ? .normal : store.options.durability }

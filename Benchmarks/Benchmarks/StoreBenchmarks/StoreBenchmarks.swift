@@ -15,8 +15,8 @@
 // - commit/<N>: one document inserted and committed durably (fsync): `Collection.insert` against
 //   an autocommit INSERT with `synchronous=FULL`; N documents are in each store first. Paired
 //   wall-clock ratio (the latency is the fsync). Also, not the goal's comparison: Reef at
-//   `durability: .normal` (reef-insert-normal: one flush per commit, a power loss may undo the
-//   last commit) against SQLite FULL and against SQLite WAL `synchronous=NORMAL`
+//   `durability: .normal` (reef-insert-normal: no flush per commit, a power loss may undo the
+//   last commits) against SQLite FULL and against SQLite WAL `synchronous=NORMAL`
 //   (sqlite-insert-normal: no flush per commit).
 // - query-indexed/<N> and query-scan/<N>: `find(["address.city": "Los Angeles"])` on a
 //   collection with an index on `address.city` and on one without, against
