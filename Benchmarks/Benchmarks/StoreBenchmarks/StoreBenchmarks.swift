@@ -335,7 +335,7 @@ let benchmarks: @Sendable () -> Void = {
 
   // Single-document commits, each in a transaction of its own. `durability: .full` against SQLite
   // FULL is the goal's comparison; the other pairs (labelled, no goal) set Reef `.normal`
-  // (MDB_NOMETASYNC: one fdatasync; a power loss may undo the last commit) against SQLite FULL
+  // (the commit log's record written, not flushed; a power loss may undo the last commits) against SQLite FULL
   // (fully durable, one flush) and against SQLite WAL NORMAL (no flush per commit; a power loss
   // may undo the last commits).
   /// Stores filled with the read set, made on first use, and the fresh documents committed one by
