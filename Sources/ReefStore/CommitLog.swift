@@ -177,7 +177,9 @@ final class CommitLog {
     }
     defer { data.closeIfOwned() }
     // A log left by another store file at this path (removed and made again) is not this one's.
-    guard header.device == data.device && header.inode == data.inode else { return }
+    // The inode decides, not the device: device numbers may change from one boot to the next
+    // (btrfs subvolumes, device-mapper, NVMe), which would skip the recovery a restart needs.
+    guard header.inode == data.inode else { return }
     if header.boot == boot {
       // No restart since the checkpoint: the store file (in the page cache) holds every
       // commit; records past it were never committed. The checkpoint at opening starts over.
@@ -224,7 +226,22 @@ final class CommitLog {
     }
     let writer = try LMDBTransaction(environment: environment, readOnly: false)
     defer { writer.abort() }
+    let header = validHeader()
     try checkpoint(environment: environment)
+    if header == nil {
+      // The log's first header (a new store, or a log made afresh): its directory entry, and
+      // the store file's, reach the disk too, so that a power loss cannot lose the files.
+      flushDirectory()
+    }
+  }
+
+  /// Flushes the directory that holds the log (best effort).
+  private func flushDirectory() {
+    let directory = logPath.lastIndex(of: "/").map { String(logPath[..<$0]) } ?? "."
+    let descriptor = Glibc.open(directory.isEmpty ? "/" : directory, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return }
+    _ = fsync(descriptor)
+    Glibc.close(descriptor)
   }
 
   /// Checkpoints if the log holds records (a writable store closing), so that the store file
@@ -330,9 +347,16 @@ final class CommitLog {
       return
     }
     guard !record.isAbandoned, let shared else {
-      // Too large to log: LMDB commits it, and a checkpoint makes it durable.
+      // Too large to log: LMDB commits it, and a checkpoint makes it durable. Readers may see
+      // it in between (`Specs/store/log.md`).
       try transaction.commit()
-      try checkpointAfterCommit(environment: environment)
+      do {
+        try checkpointAfterCommit(environment: environment)
+      } catch {
+        throw StoreError(
+          error.kind,
+          "the transaction was committed, but the checkpoint that makes it durable failed: \(error.message)")
+      }
       return
     }
     let lsn = UInt64(mdb_txn_id(transaction.pointer))
@@ -380,8 +404,10 @@ final class CommitLog {
     do {
       try transaction.commit()
     } catch {
-      shared.storeBytes(of: before.1, toByteOffset: SharedField.lastLSN, as: UInt64.self)
+      // The reverse of the order above, so that dying between two of them again leaves the
+      // next writer to write over this record.
       shared.storeBytes(of: before.0, toByteOffset: SharedField.tail, as: UInt64.self)
+      shared.storeBytes(of: before.1, toByteOffset: SharedField.lastLSN, as: UInt64.self)
       shared.storeBytes(of: before.2, toByteOffset: SharedField.lastStart, as: UInt64.self)
       eraseRecord(at: start)
       throw error
@@ -398,6 +424,9 @@ final class CommitLog {
 
   /// A checkpoint right after a commit the log does not hold: under LMDB's write lock again.
   private func checkpointAfterCommit(environment: OpaquePointer) throws(StoreError) {
+    // (If another process grew the map meanwhile, this fails with MDB_MAP_RESIZED; the next
+    // write transaction adopts the size and, finding a commit the log does not hold,
+    // checkpoints.)
     let writer = try LMDBTransaction(environment: environment, readOnly: false)
     defer { writer.abort() }
     try checkpoint(environment: environment)
@@ -435,9 +464,14 @@ final class CommitLog {
     // dies in between leaves the next writer to checkpoint again.
     shared?.storeBytes(of: 0, toByteOffset: SharedField.magic, as: UInt64.self)
     let bytes = header.encoded()
-    try writeAll(file, bytes, count: bytes.count, at: CommitLog.headerOffsets[Int(header.sequence % 2)])
+    let slot = CommitLog.headerOffsets[Int(header.sequence % 2)]
+    try writeAll(file, bytes, count: bytes.count, at: slot)
     guard fdatasync(file) == 0 else {
-      throw StoreError(.storage, "checkpoint: flushing the commit log \(logPath): \(String(cString: strerror(errno)))")
+      let reason = String(cString: strerror(errno))
+      // The header may not be on disk: it must not be read back as the newest, or the next
+      // checkpoint would take the slot of the one that is (best effort).
+      try? writeAll(file, [UInt8](repeating: 0, count: bytes.count), count: bytes.count, at: slot)
+      throw StoreError(.storage, "checkpoint: flushing the commit log \(logPath): \(reason)")
     }
     if let shared {
       boot.withUnsafeBytes { shared.advanced(by: SharedField.boot).copyMemory(from: $0.baseAddress!, byteCount: 40) }
