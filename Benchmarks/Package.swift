@@ -52,7 +52,9 @@ let package = Package(
     // (Scripts/store-memory.sh).
     .executableTarget(
       name: "ReefStoreStream",
-      dependencies: ["BenchSupport", .product(name: "ReefBSON", package: "Reef"), .product(name: "ReefStore", package: "Reef")],
+      dependencies: [
+        "BenchSupport", .product(name: "ReefBSON", package: "Reef"), .product(name: "ReefStore", package: "Reef"),
+      ],
       swiftSettings: [.swiftLanguageMode(.v5)]),
   ]
 )

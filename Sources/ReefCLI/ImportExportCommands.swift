@@ -86,23 +86,18 @@ public struct ImportCommand: ParsableCommand {
 
   /// Runs the import.
   public func run() throws {
-    let store = try openStore(storeOptions.store, readOnly: false)
     let options = ImportOptions(
       database: db, collection: collection, include: include, exclude: exclude, drop: drop, skipInvalid: skipInvalid)
-    let bar = ProgressBar.onTerminal()
-    let report: ImportReport
-    do {
+    let report = try withStore(storeOptions.store, readOnly: false) { store in
+      let bar = ProgressBar.onTerminal()
+      defer { bar?.finish() }
       let dumpSource = try DumpSource(path: source, options: validation.options)
-      report = try store.importDump(from: dumpSource, options: options) { progress in
+      return try store.importDump(from: dumpSource, options: options) { progress in
         bar?.update(
           done: progress.bytesRead, total: progress.totalBytes,
           label: "\(progress.documents) documents\(progress.skipped > 0 ? ", \(progress.skipped) skipped" : "")",
           bytes: true)
       }
-      bar?.finish()
-    } catch {
-      bar?.finish()
-      throw failure(error)
     }
     for skip in report.skipped { printError("reef: skipped \(skip)") }
     if report.skippedCount > report.skipped.count {
@@ -173,20 +168,15 @@ public struct ExportCommand: ParsableCommand {
 
   /// Runs the export.
   public func run() throws {
-    let store = try openStore(storeOptions.store, readOnly: true)
-    let bar = out == "-" ? nil : ProgressBar.onTerminal()
-    let report: ExportReport
-    do {
+    let report = try withStore(storeOptions.store, readOnly: true) { store in
+      let bar = out == "-" ? nil : ProgressBar.onTerminal()
+      defer { bar?.finish() }
       let writer = try DumpWriter(path: out, format: format, gzip: gzip, defaultDatabase: db)
-      report = try store.exportDump(to: writer, collections: collection.isEmpty ? nil : collection) { progress in
+      return try store.exportDump(to: writer, collections: collection.isEmpty ? nil : collection) { progress in
         bar?.update(
           done: progress.documents, total: progress.totalDocuments, label: "\(progress.documents) documents",
           bytes: false)
       }
-      bar?.finish()
-    } catch {
-      bar?.finish()
-      throw failure(error)
     }
     let names = report.entries.count == 1 ? "1 collection" : "\(report.entries.count) collections"
     let summary =
