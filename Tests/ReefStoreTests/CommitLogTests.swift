@@ -684,18 +684,17 @@ struct Operations {
   }
 
   private static func le16(_ value: Int) -> [UInt8] { [UInt8](littleEndian: UInt64(value), size: 2) }
-  private static func le32(_ value: Int) -> [UInt8] { [UInt8](littleEndian: UInt64(value), size: 4) }
 
   func name(_ number: Int, _ name: String, create: Bool = false) -> Operations {
     adding([1] + Operations.le16(number) + [create ? 1 : 0] + Operations.le16(name.utf8.count) + text(name))
   }
 
   func put(_ number: Int, _ key: [UInt8], _ value: [UInt8]) -> Operations {
-    adding([2] + Operations.le16(number) + Operations.le32(key.count) + key + Operations.le32(value.count) + value)
+    adding([2] + Operations.le16(number) + le32(Int32(key.count)) + key + le32(Int32(value.count)) + value)
   }
 
   func delete(_ number: Int, _ key: [UInt8]) -> Operations {
-    adding([3] + Operations.le16(number) + Operations.le32(key.count) + key)
+    adding([3] + Operations.le16(number) + le32(Int32(key.count)) + key)
   }
 
   func drop(_ number: Int) -> Operations { adding([4] + Operations.le16(number)) }
