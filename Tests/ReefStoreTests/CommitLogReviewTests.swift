@@ -1,13 +1,8 @@
-import CLMDB
 import ReefBSON
 import ReefTestSupport
 import Testing
 
 @testable import ReefStore
-
-#if canImport(Glibc)
-  import Glibc
-#endif
 
 /// Failure modes of the commit log found in review (`Specs/store/log.md`), acted out with
 /// ``PowerLoss`` on copies of a store's files.
