@@ -46,15 +46,13 @@ import Testing
   /// own pin): every document is there, and a power loss acted out on a copy afterwards loses
   /// none of them.
   @Test func writersInSeveralProcessesShareOneLog() throws {
-    let directory = makeTemporaryDirectory("reef-commit-log-tests")
-    defer { removeTree(directory) }
-    let path = directory + "/store.reef"
-    let store = try Store(path: path)
+    let temporary = try TemporaryStore()
+    let store = temporary.store
     try store.collection("mine").createIndex(["n": 1])
     let count = 20_000  // 20 write transactions of 1,000 documents each, per importer
     var importers: [pid_t] = []
     for name in ["a", "b"] {
-      let input = directory + "/\(name).bson"
+      let input = temporary.directory + "/\(name).bson"
       var bytes: [UInt8] = []
       for number in 0..<count {
         bytes += try Document(
@@ -62,7 +60,7 @@ import Testing
         ).bytes
       }
       writeFile(input, bytes)
-      importers.append(try startReef(["import", input, "--store", path, "--collection", name]))
+      importers.append(try startReef(["import", input, "--store", temporary.path, "--collection", name]))
     }
     // Meanwhile this process commits one document at a time, fully durable, until both
     // importers are done (and at least 200 times).
@@ -85,7 +83,7 @@ import Testing
     #expect(expected["a"]?.documents.count == count)
     #expect(expected["b"]?.documents.count == count)
     #expect(expected["mine"]?.documents.count == mine)
-    let copy = try PowerLoss.copyStore(path, into: directory + "/copy")
+    let copy = try PowerLoss.copyStore(temporary.path, into: temporary.directory + "/copy")
     _ = try PowerLoss.damage(storeAt: copy)
     try PowerLoss.rewriteHeader(copy)
     let recovered = try Store(path: copy)
@@ -334,10 +332,8 @@ import Testing
   /// through a checkpoint (the log starts over), and survives a power loss with the commits
   /// logged after it.
   @Test func aTransactionTooLargeToLogCommitsThroughACheckpoint() throws {
-    let directory = makeTemporaryDirectory("reef-commit-log-tests")
-    defer { removeTree(directory) }
-    let path = directory + "/store.reef"
-    let store = try Store(path: path)
+    let temporary = try TemporaryStore()
+    let store = temporary.store
     let log = try #require(store.log)
     for number in 0..<3 { _ = try store.collection("small").insert(["_id": .int32(Int32(number))]) }
     let checkpoints = log.checkpoints
@@ -350,13 +346,13 @@ import Testing
     _ = try store.collection("big").insertMany(big)
     #expect(log.checkpoints == checkpoints + 1)
     #expect(log.commitFlushes == flushes)
-    #expect(try LogImage(path: path + "-log").records().isEmpty)
-    let checkpointImage = try #require(readFile(path))
+    #expect(try LogImage(path: temporary.path + "-log").records().isEmpty)
+    let checkpointImage = try #require(readFile(temporary.path))
     for number in 3..<8 { _ = try store.collection("small").insert(["_id": .int32(Int32(number))]) }
     let expected = try contents(of: store)
     #expect(expected["big"]?.documents.count == 100)
 
-    let copy = try PowerLoss.copyStore(path, into: directory + "/copy")
+    let copy = try PowerLoss.copyStore(temporary.path, into: temporary.directory + "/copy")
     try PowerLoss.damage(storeAt: copy, since: checkpointImage)
     try PowerLoss.rewriteHeader(copy)
     let reopened = try Store(path: copy)
@@ -369,10 +365,8 @@ import Testing
   /// the new checkpoint are applied again, and none of the earlier ones still further on in the
   /// file.
   @Test func theLogStartsOverWhenItWouldPassItsThreshold() throws {
-    let directory = makeTemporaryDirectory("reef-commit-log-tests")
-    defer { removeTree(directory) }
-    let path = directory + "/store.reef"
-    let store = try Store(path: path)
+    let temporary = try TemporaryStore()
+    let store = temporary.store
     let log = try #require(store.log)
     let checkpoints = log.checkpoints
     let filler = BSON.string(String(repeating: "x", count: 40_000))
@@ -384,11 +378,11 @@ import Testing
     #expect(log.checkpoints == checkpoints + 1)
     // Not before the log was nearly full: each commit's record is a little over 40,000 bytes.
     #expect(Int(number) * 40_000 > CommitLog.checkpointThreshold * 9 / 10)
-    let records = try LogImage(path: path + "-log").records()
+    let records = try LogImage(path: temporary.path + "-log").records()
     #expect(records.map(\.offset) == [CommitLog.recordsStart])
     for more in 0..<5 { _ = try store.collection("c").insert(["_id": .string("after \(more)")]) }
     let expected = try contents(of: store)
-    let copy = try PowerLoss.copyStore(path, into: directory + "/copy")
+    let copy = try PowerLoss.copyStore(temporary.path, into: temporary.directory + "/copy")
     try PowerLoss.damage(storeAt: copy)
     try PowerLoss.rewriteHeader(copy)
     let reopened = try Store(path: copy)
@@ -467,10 +461,8 @@ import Testing
   /// and a database made after a drop gets a number of its own. Applied to the store file as it
   /// was before the transaction, it gives what the transaction gave.
   @Test func aRecordAppliedAgainGivesWhatItsTransactionGave() throws {
-    let directory = makeTemporaryDirectory("reef-commit-log-tests")
-    defer { removeTree(directory) }
-    let path = directory + "/store.reef"
-    let store = try Store(path: path)
+    let temporary = try TemporaryStore()
+    let store = temporary.store
     try store.write { transaction in
       let kept = try #require(try transaction.database("kept", create: true))
       for number in 0..<4 { try transaction.lmdb.put(kept, text("k\(number)"), text("v\(number)")) }
@@ -478,7 +470,7 @@ import Testing
       try transaction.lmdb.put(doomed, text("d"), text("x"))
     }
     _ = try store.collection("docs").insert(["_id": 1, "n": 1])
-    let before = try PowerLoss.copyStore(path, into: directory + "/before", withLog: false)
+    let before = try PowerLoss.copyStore(temporary.path, into: temporary.directory + "/before", withLog: false)
 
     var payload: [UInt8] = []
     try store.write { transaction in
