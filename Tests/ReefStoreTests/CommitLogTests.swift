@@ -119,9 +119,8 @@ import Testing
   /// inode) is not the file the log was written for: after a restart it opens as it is, and
   /// the checkpoint's meta pages are not written into it.
   @Test func aStoreFileOlderThanTheCheckpointIsLeftAlone() throws {
-    let directory = makeTemporaryDirectory("reef-commit-log-tests")
-    defer { removeTree(directory) }
-    let path = directory + "/store.reef"
+    let directory = TemporaryDirectory()
+    let path = directory.store
     var older: [String: CollectionContents] = [:]
     var backup: [UInt8] = []
     do {
@@ -202,9 +201,8 @@ import Testing
   /// in the log: nothing was logged after the newest checkpoint) are applied again, giving the
   /// same store as the newest would. With both slots broken, the store opens as its file is.
   @Test func aHeaderSlotWithABadChecksumIsIgnored() throws {
-    let directory = makeTemporaryDirectory("reef-commit-log-tests")
-    defer { removeTree(directory) }
-    let path = directory + "/store.reef"
+    let directory = TemporaryDirectory()
+    let path = directory.store
     do {
       let store = try Store(path: path)
       _ = try store.collection("c").insertMany((0..<10).map { ["_id": .int32(Int32($0)), "n": .int32(Int32($0))] })
@@ -236,7 +234,7 @@ import Testing
     }
 
     // Both slots whole, after a restart: the newest decides; nothing to apply.
-    let whole = try PowerLoss.copyStore(path, into: directory + "/whole")
+    let whole = try PowerLoss.copyStore(path, into: directory.path + "/whole")
     try PowerLoss.rewriteHeader(whole, slot: 0)
     try PowerLoss.rewriteHeader(whole, slot: 1)
     do {
@@ -246,7 +244,7 @@ import Testing
     }
 
     // The newest slot broken: the older checkpoint and its 16 records.
-    let torn = try PowerLoss.copyStore(path, into: directory + "/torn")
+    let torn = try PowerLoss.copyStore(path, into: directory.path + "/torn")
     try PowerLoss.rewriteHeader(torn, slot: 0)
     try PowerLoss.rewriteHeader(torn, slot: 1)
     try PowerLoss.overwrite(torn + "-log", at: newest.slot * 4096 + 20, with: [0xFF])
@@ -258,7 +256,7 @@ import Testing
     }
 
     // Both slots broken: no checkpoint; the store file opens as it is, and gets a new header.
-    let none = try PowerLoss.copyStore(path, into: directory + "/none")
+    let none = try PowerLoss.copyStore(path, into: directory.path + "/none")
     try PowerLoss.rewriteHeader(none, slot: 0)
     try PowerLoss.rewriteHeader(none, slot: 1)
     try PowerLoss.overwrite(none + "-log", at: 20, with: [0xFF])

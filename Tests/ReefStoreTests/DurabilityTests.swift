@@ -128,9 +128,8 @@ import Testing
   /// A store is four files; `Store.deleteFiles(at:)` removes them all, and says whether the
   /// store was there.
   @Test func aStoreIsItsFileLockFileAndCommitLog() throws {
-    let directory = makeTemporaryDirectory("reef-durability-tests")
-    defer { removeTree(directory) }
-    let path = directory + "/store.reef"
+    let directory = TemporaryDirectory()
+    let path = directory.store
     do {
       let store = try Store(path: path)
       try store.collection("c").insert(document(#"{"_id": 1}"#))
