@@ -35,10 +35,8 @@ import Testing
     let damaged = try PowerLoss.damage(storeAt: copy, since: workload.checkpointImage)
     #expect(damaged > 0, "no page was written after the checkpoint")
     try PowerLoss.rewriteHeader(copy)
-    let store = try Store(path: copy)
-    #expect(try problems(in: store, expected: expected) == [])
     #expect(workload.transactions > 0)
-    #expect(store.log?.replayed == workload.transactions)
+    try expectReopened(copy, holding: expected, replayed: workload.transactions)
   }
 
   /// Several processes commit into one store at once, their records interleaved in one log
@@ -110,9 +108,7 @@ import Testing
       try PowerLoss.overwrite(copy, at: start, with: lost)
     }
     try PowerLoss.rewriteHeader(copy)
-    let store = try Store(path: copy)
-    #expect(try problems(in: store, expected: expected) == [])
-    #expect(store.log?.replayed == workload.transactions)
+    try expectReopened(copy, holding: expected, replayed: workload.transactions)
   }
 
   /// A store file older than the log's checkpoint (a backup copied over it in place: the same
@@ -132,9 +128,7 @@ import Testing
     }
     try PowerLoss.replaceContents(of: path, with: backup)
     try PowerLoss.rewriteHeader(path)
-    let store = try Store(path: path)
-    #expect(try problems(in: store, expected: older) == [])
-    #expect(store.log?.replayed == 0)
+    try expectReopened(path, holding: older, replayed: 0)
   }
 
   /// A crash of the process alone (the machine keeps running) loses nothing either, and needs
@@ -146,11 +140,7 @@ import Testing
     let expected = try contents(of: workload.store)
     let copy = try workload.copy()
     try PowerLoss.rewriteHeader(copy, boot: CommitLog.currentBoot())
-    do {
-      let store = try Store(path: copy)
-      #expect(try problems(in: store, expected: expected) == [])
-      #expect(store.log?.replayed == 0)
-    }
+    try expectReopened(copy, holding: expected, replayed: 0)
     // The store file before one more commit, its log after it.
     let storeFileBefore = try #require(readFile(workload.path))
     _ = try workload.store.collection("people").insert(["_id": "ghost", "city": "c0"])
@@ -158,9 +148,7 @@ import Testing
     try PowerLoss.replaceContents(of: ghost, with: storeFileBefore)
     try PowerLoss.rewriteHeader(ghost, boot: CommitLog.currentBoot())
     #expect(try LogImage(path: ghost + "-log").records().count == workload.transactions + 1)
-    let store = try Store(path: ghost)
-    #expect(try problems(in: store, expected: expected) == [])
-    #expect(store.log?.replayed == 0)
+    try expectReopened(ghost, holding: expected, replayed: 0)
   }
 
   /// A record torn by the power loss ends the log: every record before it is applied again, its
@@ -183,9 +171,7 @@ import Testing
     #expect(try LogImage(path: copy + "-log").records().count == workload.transactions)
     let after: Document = ["_id": "after", "city": "c2"]
     do {
-      let store = try Store(path: copy)
-      #expect(try problems(in: store, expected: expected) == [])
-      #expect(store.log?.replayed == workload.transactions)
+      let store = try expectReopened(copy, holding: expected, replayed: workload.transactions)
       _ = try store.collection("people").insert(after)
     }
     var withAfter = expected
@@ -237,11 +223,7 @@ import Testing
     let whole = try PowerLoss.copyStore(path, into: directory.path + "/whole")
     try PowerLoss.rewriteHeader(whole, slot: 0)
     try PowerLoss.rewriteHeader(whole, slot: 1)
-    do {
-      let reopened = try Store(path: whole)
-      #expect(try problems(in: reopened, expected: expected) == [])
-      #expect(reopened.log?.replayed == 0)
-    }
+    try expectReopened(whole, holding: expected, replayed: 0)
 
     // The newest slot broken: the older checkpoint and its 16 records.
     let torn = try PowerLoss.copyStore(path, into: directory.path + "/torn")
@@ -249,11 +231,7 @@ import Testing
     try PowerLoss.rewriteHeader(torn, slot: 1)
     try PowerLoss.overwrite(torn + "-log", at: newest.slot * 4096 + 20, with: [0xFF])
     #expect(try LogImage(path: torn + "-log").newest?.sequence == older.sequence)
-    do {
-      let reopened = try Store(path: torn)
-      #expect(try problems(in: reopened, expected: expected) == [])
-      #expect(reopened.log?.replayed == 16)
-    }
+    try expectReopened(torn, holding: expected, replayed: 16)
 
     // Both slots broken: no checkpoint; the store file opens as it is, and gets a new header.
     let none = try PowerLoss.copyStore(path, into: directory.path + "/none")
@@ -262,9 +240,7 @@ import Testing
     try PowerLoss.overwrite(none + "-log", at: 20, with: [0xFF])
     try PowerLoss.overwrite(none + "-log", at: 4096 + 20, with: [0xFF])
     #expect(try LogImage(path: none + "-log").newest == nil)
-    let reopened = try Store(path: none)
-    #expect(try problems(in: reopened, expected: expected) == [])
-    #expect(reopened.log?.replayed == 0)
+    try expectReopened(none, holding: expected, replayed: 0)
     #expect(try LogImage(path: none + "-log").newest?.boot == CommitLog.currentBoot())
   }
 
@@ -321,9 +297,7 @@ import Testing
     let storeFile = try #require(readFile(copy))
     let newest = [0, header.pageSize].compactMap { LMDBMetaPage(storeFile, at: $0)?.transaction }.max() ?? 0
     #expect(newest >= header.checkpoint)
-    let store = try Store(path: copy)
-    #expect(try problems(in: store, expected: expected) == [])
-    #expect(store.log?.replayed == 0)
+    try expectReopened(copy, holding: expected, replayed: 0)
   }
 
   /// A transaction whose record would pass ``CommitLog/largestRecord`` is not logged: it commits
@@ -353,9 +327,7 @@ import Testing
     let copy = try PowerLoss.copyStore(temporary.path, into: temporary.directory + "/copy")
     try PowerLoss.damage(storeAt: copy, since: checkpointImage)
     try PowerLoss.rewriteHeader(copy)
-    let reopened = try Store(path: copy)
-    #expect(try problems(in: reopened, expected: expected) == [])
-    #expect(reopened.log?.replayed == 5)
+    try expectReopened(copy, holding: expected, replayed: 5)
   }
 
   /// A commit whose record would take the log past ``CommitLog/checkpointThreshold``
@@ -383,9 +355,7 @@ import Testing
     let copy = try PowerLoss.copyStore(temporary.path, into: temporary.directory + "/copy")
     try PowerLoss.damage(storeAt: copy)
     try PowerLoss.rewriteHeader(copy)
-    let reopened = try Store(path: copy)
-    #expect(try problems(in: reopened, expected: expected) == [])
-    #expect(reopened.log?.replayed == 6)
+    try expectReopened(copy, holding: expected, replayed: 6)
   }
 
   /// Commits at `.normal` write their records without flushing them; after `Store.sync()` they
@@ -400,9 +370,7 @@ import Testing
     let copy = try workload.copy()
     try PowerLoss.damage(storeAt: copy, since: workload.checkpointImage)
     try PowerLoss.rewriteHeader(copy)
-    let store = try Store(path: copy)
-    #expect(try problems(in: store, expected: expected) == [])
-    #expect(store.log?.replayed == workload.transactions)
+    try expectReopened(copy, holding: expected, replayed: workload.transactions)
   }
 
   /// The log gains one record per write transaction that changes something, at any durability,
@@ -784,6 +752,20 @@ func problems(in store: Store, expected: [String: CollectionContents]) throws ->
     }
     return problems
   }
+}
+
+/// Opens the store at `path` (which recovers it, if it must) and expects it to hold `expected`,
+/// its indexes agreeing with its documents (``problems(in:expected:)``), with `replayed` records of
+/// its log applied. Returns the store, open.
+@discardableResult
+func expectReopened(
+  _ path: String, holding expected: [String: CollectionContents], replayed: Int,
+  sourceLocation: SourceLocation = #_sourceLocation
+) throws -> Store {
+  let store = try Store(path: path)
+  #expect(try problems(in: store, expected: expected) == [], sourceLocation: sourceLocation)
+  #expect(store.log?.replayed == replayed, sourceLocation: sourceLocation)
+  return store
 }
 
 /// Every named LMDB database of `store` with its entries, from one snapshot.
