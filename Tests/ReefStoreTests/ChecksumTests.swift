@@ -1,4 +1,5 @@
 import CLMDB
+import ReefTestSupport
 import Testing
 
 /// CRC-32C, which the commit log's headers and records carry (`Specs/store/log.md`): the
@@ -16,20 +17,16 @@ import Testing
   }
 
   @Test func theInstructionAndTheTableAgree() {
-    var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+    var random = SplitMix64(seed: 0x9E37_79B9_7F4A_7C15)
     for count in [0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 1_000, 4_096, 4_099] {
-      var bytes: [UInt8] = []
-      for _ in 0..<count {
-        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-        bytes.append(UInt8(truncatingIfNeeded: state >> 56))
-      }
+      let bytes = (0..<count).map { _ in UInt8(truncatingIfNeeded: random.next() >> 56) }
       bytes.withUnsafeBytes { raw in
         let base = raw.bindMemory(to: UInt8.self).baseAddress
         let table = ~reef_crc32c_bytes(0xFFFF_FFFF, base, count)
         #expect(reef_crc32c(raw.baseAddress, count) == table, "\(count) bytes")
         // A salted checksum is the checksum of the salt's 8 bytes, then the bytes.
         let salt: UInt64 = 0x0123_4567_89AB_CDEF
-        let salted = withUnsafeBytes(of: salt.littleEndian) { Array($0) } + Array(raw)
+        let salted = le64(Int64(bitPattern: salt)) + Array(raw)
         let expected = salted.withUnsafeBytes { reef_crc32c($0.baseAddress, $0.count) }
         #expect(reef_crc32c_salted(salt, raw.baseAddress, count) == expected, "\(count) bytes, salted")
       }

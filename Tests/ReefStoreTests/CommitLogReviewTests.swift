@@ -1,13 +1,8 @@
-import CLMDB
 import ReefBSON
 import ReefTestSupport
 import Testing
 
 @testable import ReefStore
-
-#if canImport(Glibc)
-  import Glibc
-#endif
 
 /// Failure modes of the commit log found in review (`Specs/store/log.md`), acted out with
 /// ``PowerLoss`` on copies of a store's files.
@@ -22,9 +17,8 @@ import Testing
   /// would hold the empty record, then a record two transactions on: applying them again, the
   /// first opener found LMDB one transaction behind the second and refused to open the store.
   @Test func aTransactionThatChangesNothingLeavesNoRecord() throws {
-    let directory = makeTemporaryDirectory("reef-commit-log-review")
-    defer { removeTree(directory) }
-    let path = directory + "/store.reef"
+    let directory = TemporaryDirectory()
+    let path = directory.store
     do {
       let store = try Store(path: path)
       _ = try store.collection("a").insert(["_id": 1])
@@ -43,7 +37,7 @@ import Testing
 
     // The power loss: the first `.normal` record never reached the disk (its block holds what it
     // held before), the second did.
-    let copy = try PowerLoss.copyStore(path, into: directory + "/copy")
+    let copy = try PowerLoss.copyStore(path, into: directory.path + "/copy")
     let first = CommitLog.recordsStart
     let before = Array(afterNothing.bytes[first..<first + CommitLog.blockSize])
     try PowerLoss.overwrite(copy + "-log", at: first, with: before)

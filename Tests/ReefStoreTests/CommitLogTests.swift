@@ -35,10 +35,8 @@ import Testing
     let damaged = try PowerLoss.damage(storeAt: copy, since: workload.checkpointImage)
     #expect(damaged > 0, "no page was written after the checkpoint")
     try PowerLoss.rewriteHeader(copy)
-    let store = try Store(path: copy)
-    #expect(try problems(in: store, expected: expected) == [])
     #expect(workload.transactions > 0)
-    #expect(store.log?.replayed == workload.transactions)
+    try expectReopened(copy, holding: expected, replayed: workload.transactions)
   }
 
   /// Several processes commit into one store at once, their records interleaved in one log
@@ -46,15 +44,13 @@ import Testing
   /// own pin): every document is there, and a power loss acted out on a copy afterwards loses
   /// none of them.
   @Test func writersInSeveralProcessesShareOneLog() throws {
-    let directory = makeTemporaryDirectory("reef-commit-log-tests")
-    defer { removeTree(directory) }
-    let path = directory + "/store.reef"
-    let store = try Store(path: path)
+    let temporary = try TemporaryStore()
+    let store = temporary.store
     try store.collection("mine").createIndex(["n": 1])
     let count = 20_000  // 20 write transactions of 1,000 documents each, per importer
     var importers: [pid_t] = []
     for name in ["a", "b"] {
-      let input = directory + "/\(name).bson"
+      let input = temporary.directory + "/\(name).bson"
       var bytes: [UInt8] = []
       for number in 0..<count {
         bytes += try Document(
@@ -62,7 +58,7 @@ import Testing
         ).bytes
       }
       writeFile(input, bytes)
-      importers.append(try startReef(["import", input, "--store", path, "--collection", name]))
+      importers.append(try startReef(["import", input, "--store", temporary.path, "--collection", name]))
     }
     // Meanwhile this process commits one document at a time, fully durable, until both
     // importers are done (and at least 200 times).
@@ -85,7 +81,7 @@ import Testing
     #expect(expected["a"]?.documents.count == count)
     #expect(expected["b"]?.documents.count == count)
     #expect(expected["mine"]?.documents.count == mine)
-    let copy = try PowerLoss.copyStore(path, into: directory + "/copy")
+    let copy = try PowerLoss.copyStore(temporary.path, into: temporary.directory + "/copy")
     _ = try PowerLoss.damage(storeAt: copy)
     try PowerLoss.rewriteHeader(copy)
     let recovered = try Store(path: copy)
@@ -112,18 +108,15 @@ import Testing
       try PowerLoss.overwrite(copy, at: start, with: lost)
     }
     try PowerLoss.rewriteHeader(copy)
-    let store = try Store(path: copy)
-    #expect(try problems(in: store, expected: expected) == [])
-    #expect(store.log?.replayed == workload.transactions)
+    try expectReopened(copy, holding: expected, replayed: workload.transactions)
   }
 
   /// A store file older than the log's checkpoint (a backup copied over it in place: the same
   /// inode) is not the file the log was written for: after a restart it opens as it is, and
   /// the checkpoint's meta pages are not written into it.
   @Test func aStoreFileOlderThanTheCheckpointIsLeftAlone() throws {
-    let directory = makeTemporaryDirectory("reef-commit-log-tests")
-    defer { removeTree(directory) }
-    let path = directory + "/store.reef"
+    let directory = TemporaryDirectory()
+    let path = directory.store
     var older: [String: CollectionContents] = [:]
     var backup: [UInt8] = []
     do {
@@ -135,9 +128,7 @@ import Testing
     }
     try PowerLoss.replaceContents(of: path, with: backup)
     try PowerLoss.rewriteHeader(path)
-    let store = try Store(path: path)
-    #expect(try problems(in: store, expected: older) == [])
-    #expect(store.log?.replayed == 0)
+    try expectReopened(path, holding: older, replayed: 0)
   }
 
   /// A crash of the process alone (the machine keeps running) loses nothing either, and needs
@@ -149,11 +140,7 @@ import Testing
     let expected = try contents(of: workload.store)
     let copy = try workload.copy()
     try PowerLoss.rewriteHeader(copy, boot: CommitLog.currentBoot())
-    do {
-      let store = try Store(path: copy)
-      #expect(try problems(in: store, expected: expected) == [])
-      #expect(store.log?.replayed == 0)
-    }
+    try expectReopened(copy, holding: expected, replayed: 0)
     // The store file before one more commit, its log after it.
     let storeFileBefore = try #require(readFile(workload.path))
     _ = try workload.store.collection("people").insert(["_id": "ghost", "city": "c0"])
@@ -161,9 +148,7 @@ import Testing
     try PowerLoss.replaceContents(of: ghost, with: storeFileBefore)
     try PowerLoss.rewriteHeader(ghost, boot: CommitLog.currentBoot())
     #expect(try LogImage(path: ghost + "-log").records().count == workload.transactions + 1)
-    let store = try Store(path: ghost)
-    #expect(try problems(in: store, expected: expected) == [])
-    #expect(store.log?.replayed == 0)
+    try expectReopened(ghost, holding: expected, replayed: 0)
   }
 
   /// A record torn by the power loss ends the log: every record before it is applied again, its
@@ -186,9 +171,7 @@ import Testing
     #expect(try LogImage(path: copy + "-log").records().count == workload.transactions)
     let after: Document = ["_id": "after", "city": "c2"]
     do {
-      let store = try Store(path: copy)
-      #expect(try problems(in: store, expected: expected) == [])
-      #expect(store.log?.replayed == workload.transactions)
+      let store = try expectReopened(copy, holding: expected, replayed: workload.transactions)
       _ = try store.collection("people").insert(after)
     }
     var withAfter = expected
@@ -204,9 +187,8 @@ import Testing
   /// in the log: nothing was logged after the newest checkpoint) are applied again, giving the
   /// same store as the newest would. With both slots broken, the store opens as its file is.
   @Test func aHeaderSlotWithABadChecksumIsIgnored() throws {
-    let directory = makeTemporaryDirectory("reef-commit-log-tests")
-    defer { removeTree(directory) }
-    let path = directory + "/store.reef"
+    let directory = TemporaryDirectory()
+    let path = directory.store
     do {
       let store = try Store(path: path)
       _ = try store.collection("c").insertMany((0..<10).map { ["_id": .int32(Int32($0)), "n": .int32(Int32($0))] })
@@ -238,37 +220,27 @@ import Testing
     }
 
     // Both slots whole, after a restart: the newest decides; nothing to apply.
-    let whole = try PowerLoss.copyStore(path, into: directory + "/whole")
+    let whole = try PowerLoss.copyStore(path, into: directory.path + "/whole")
     try PowerLoss.rewriteHeader(whole, slot: 0)
     try PowerLoss.rewriteHeader(whole, slot: 1)
-    do {
-      let reopened = try Store(path: whole)
-      #expect(try problems(in: reopened, expected: expected) == [])
-      #expect(reopened.log?.replayed == 0)
-    }
+    try expectReopened(whole, holding: expected, replayed: 0)
 
     // The newest slot broken: the older checkpoint and its 16 records.
-    let torn = try PowerLoss.copyStore(path, into: directory + "/torn")
+    let torn = try PowerLoss.copyStore(path, into: directory.path + "/torn")
     try PowerLoss.rewriteHeader(torn, slot: 0)
     try PowerLoss.rewriteHeader(torn, slot: 1)
     try PowerLoss.overwrite(torn + "-log", at: newest.slot * 4096 + 20, with: [0xFF])
     #expect(try LogImage(path: torn + "-log").newest?.sequence == older.sequence)
-    do {
-      let reopened = try Store(path: torn)
-      #expect(try problems(in: reopened, expected: expected) == [])
-      #expect(reopened.log?.replayed == 16)
-    }
+    try expectReopened(torn, holding: expected, replayed: 16)
 
     // Both slots broken: no checkpoint; the store file opens as it is, and gets a new header.
-    let none = try PowerLoss.copyStore(path, into: directory + "/none")
+    let none = try PowerLoss.copyStore(path, into: directory.path + "/none")
     try PowerLoss.rewriteHeader(none, slot: 0)
     try PowerLoss.rewriteHeader(none, slot: 1)
     try PowerLoss.overwrite(none + "-log", at: 20, with: [0xFF])
     try PowerLoss.overwrite(none + "-log", at: 4096 + 20, with: [0xFF])
     #expect(try LogImage(path: none + "-log").newest == nil)
-    let reopened = try Store(path: none)
-    #expect(try problems(in: reopened, expected: expected) == [])
-    #expect(reopened.log?.replayed == 0)
+    try expectReopened(none, holding: expected, replayed: 0)
     #expect(try LogImage(path: none + "-log").newest?.boot == CommitLog.currentBoot())
   }
 
@@ -325,19 +297,15 @@ import Testing
     let storeFile = try #require(readFile(copy))
     let newest = [0, header.pageSize].compactMap { LMDBMetaPage(storeFile, at: $0)?.transaction }.max() ?? 0
     #expect(newest >= header.checkpoint)
-    let store = try Store(path: copy)
-    #expect(try problems(in: store, expected: expected) == [])
-    #expect(store.log?.replayed == 0)
+    try expectReopened(copy, holding: expected, replayed: 0)
   }
 
   /// A transaction whose record would pass ``CommitLog/largestRecord`` is not logged: it commits
   /// through a checkpoint (the log starts over), and survives a power loss with the commits
   /// logged after it.
   @Test func aTransactionTooLargeToLogCommitsThroughACheckpoint() throws {
-    let directory = makeTemporaryDirectory("reef-commit-log-tests")
-    defer { removeTree(directory) }
-    let path = directory + "/store.reef"
-    let store = try Store(path: path)
+    let temporary = try TemporaryStore()
+    let store = temporary.store
     let log = try #require(store.log)
     for number in 0..<3 { _ = try store.collection("small").insert(["_id": .int32(Int32(number))]) }
     let checkpoints = log.checkpoints
@@ -350,18 +318,16 @@ import Testing
     _ = try store.collection("big").insertMany(big)
     #expect(log.checkpoints == checkpoints + 1)
     #expect(log.commitFlushes == flushes)
-    #expect(try LogImage(path: path + "-log").records().isEmpty)
-    let checkpointImage = try #require(readFile(path))
+    #expect(try LogImage(path: temporary.path + "-log").records().isEmpty)
+    let checkpointImage = try #require(readFile(temporary.path))
     for number in 3..<8 { _ = try store.collection("small").insert(["_id": .int32(Int32(number))]) }
     let expected = try contents(of: store)
     #expect(expected["big"]?.documents.count == 100)
 
-    let copy = try PowerLoss.copyStore(path, into: directory + "/copy")
+    let copy = try PowerLoss.copyStore(temporary.path, into: temporary.directory + "/copy")
     try PowerLoss.damage(storeAt: copy, since: checkpointImage)
     try PowerLoss.rewriteHeader(copy)
-    let reopened = try Store(path: copy)
-    #expect(try problems(in: reopened, expected: expected) == [])
-    #expect(reopened.log?.replayed == 5)
+    try expectReopened(copy, holding: expected, replayed: 5)
   }
 
   /// A commit whose record would take the log past ``CommitLog/checkpointThreshold``
@@ -369,10 +335,8 @@ import Testing
   /// the new checkpoint are applied again, and none of the earlier ones still further on in the
   /// file.
   @Test func theLogStartsOverWhenItWouldPassItsThreshold() throws {
-    let directory = makeTemporaryDirectory("reef-commit-log-tests")
-    defer { removeTree(directory) }
-    let path = directory + "/store.reef"
-    let store = try Store(path: path)
+    let temporary = try TemporaryStore()
+    let store = temporary.store
     let log = try #require(store.log)
     let checkpoints = log.checkpoints
     let filler = BSON.string(String(repeating: "x", count: 40_000))
@@ -384,16 +348,14 @@ import Testing
     #expect(log.checkpoints == checkpoints + 1)
     // Not before the log was nearly full: each commit's record is a little over 40,000 bytes.
     #expect(Int(number) * 40_000 > CommitLog.checkpointThreshold * 9 / 10)
-    let records = try LogImage(path: path + "-log").records()
+    let records = try LogImage(path: temporary.path + "-log").records()
     #expect(records.map(\.offset) == [CommitLog.recordsStart])
     for more in 0..<5 { _ = try store.collection("c").insert(["_id": .string("after \(more)")]) }
     let expected = try contents(of: store)
-    let copy = try PowerLoss.copyStore(path, into: directory + "/copy")
+    let copy = try PowerLoss.copyStore(temporary.path, into: temporary.directory + "/copy")
     try PowerLoss.damage(storeAt: copy)
     try PowerLoss.rewriteHeader(copy)
-    let reopened = try Store(path: copy)
-    #expect(try problems(in: reopened, expected: expected) == [])
-    #expect(reopened.log?.replayed == 6)
+    try expectReopened(copy, holding: expected, replayed: 6)
   }
 
   /// Commits at `.normal` write their records without flushing them; after `Store.sync()` they
@@ -408,9 +370,7 @@ import Testing
     let copy = try workload.copy()
     try PowerLoss.damage(storeAt: copy, since: workload.checkpointImage)
     try PowerLoss.rewriteHeader(copy)
-    let store = try Store(path: copy)
-    #expect(try problems(in: store, expected: expected) == [])
-    #expect(store.log?.replayed == workload.transactions)
+    try expectReopened(copy, holding: expected, replayed: workload.transactions)
   }
 
   /// The log gains one record per write transaction that changes something, at any durability,
@@ -467,10 +427,8 @@ import Testing
   /// and a database made after a drop gets a number of its own. Applied to the store file as it
   /// was before the transaction, it gives what the transaction gave.
   @Test func aRecordAppliedAgainGivesWhatItsTransactionGave() throws {
-    let directory = makeTemporaryDirectory("reef-commit-log-tests")
-    defer { removeTree(directory) }
-    let path = directory + "/store.reef"
-    let store = try Store(path: path)
+    let temporary = try TemporaryStore()
+    let store = temporary.store
     try store.write { transaction in
       let kept = try #require(try transaction.database("kept", create: true))
       for number in 0..<4 { try transaction.lmdb.put(kept, text("k\(number)"), text("v\(number)")) }
@@ -478,7 +436,7 @@ import Testing
       try transaction.lmdb.put(doomed, text("d"), text("x"))
     }
     _ = try store.collection("docs").insert(["_id": 1, "n": 1])
-    let before = try PowerLoss.copyStore(path, into: directory + "/before", withLog: false)
+    let before = try PowerLoss.copyStore(temporary.path, into: temporary.directory + "/before", withLog: false)
 
     var payload: [UInt8] = []
     try store.write { transaction in
@@ -684,18 +642,17 @@ struct Operations {
   }
 
   private static func le16(_ value: Int) -> [UInt8] { [UInt8](littleEndian: UInt64(value), size: 2) }
-  private static func le32(_ value: Int) -> [UInt8] { [UInt8](littleEndian: UInt64(value), size: 4) }
 
   func name(_ number: Int, _ name: String, create: Bool = false) -> Operations {
     adding([1] + Operations.le16(number) + [create ? 1 : 0] + Operations.le16(name.utf8.count) + text(name))
   }
 
   func put(_ number: Int, _ key: [UInt8], _ value: [UInt8]) -> Operations {
-    adding([2] + Operations.le16(number) + Operations.le32(key.count) + key + Operations.le32(value.count) + value)
+    adding([2] + Operations.le16(number) + le32(Int32(key.count)) + key + le32(Int32(value.count)) + value)
   }
 
   func delete(_ number: Int, _ key: [UInt8]) -> Operations {
-    adding([3] + Operations.le16(number) + Operations.le32(key.count) + key)
+    adding([3] + Operations.le16(number) + le32(Int32(key.count)) + key)
   }
 
   func drop(_ number: Int) -> Operations { adding([4] + Operations.le16(number)) }
@@ -795,6 +752,20 @@ func problems(in store: Store, expected: [String: CollectionContents]) throws ->
     }
     return problems
   }
+}
+
+/// Opens the store at `path` (which recovers it, if it must) and expects it to hold `expected`,
+/// its indexes agreeing with its documents (``problems(in:expected:)``), with `replayed` records of
+/// its log applied. Returns the store, open.
+@discardableResult
+func expectReopened(
+  _ path: String, holding expected: [String: CollectionContents], replayed: Int,
+  sourceLocation: SourceLocation = #_sourceLocation
+) throws -> Store {
+  let store = try Store(path: path)
+  #expect(try problems(in: store, expected: expected) == [], sourceLocation: sourceLocation)
+  #expect(store.log?.replayed == replayed, sourceLocation: sourceLocation)
+  return store
 }
 
 /// Every named LMDB database of `store` with its entries, from one snapshot.

@@ -105,18 +105,16 @@ import Testing
   /// stopped writing does not hold back the other writers' page reuse; its next write takes a
   /// pin again (with a checkpoint of its own).
   @Test func aProcessThatStoppedWritingLetsGoOfItsPin() throws {
-    let directory = makeTemporaryDirectory("reef-durability-tests")
-    defer { removeTree(directory) }
-    let path = directory + "/store.reef"
-    let store = try Store(path: path)
+    let temporary = try TemporaryStore()
+    let store = temporary.store
     let log = try #require(store.log)
     try store.collection("mine").insert(document(#"{"_id": 1}"#))
     #expect(log.hasPin)
     let checkpoints = log.checkpoints
     // Another process writes: its first write checkpoints.
-    let input = directory + "/in.bson"
+    let input = temporary.directory + "/in.bson"
     writeFile(input, try (0..<50).flatMap { try document(#"{"_id": \#($0)}"#).bytes })
-    let status = try runReef(["import", input, "--store", path, "--collection", "other"])
+    let status = try runReef(["import", input, "--store", temporary.path, "--collection", "other"])
     #expect(status == 0, "reef import failed (\(status))")
     #expect(log.hasPin, "nothing has read or written here since")
     #expect(try store.collection("other").count() == 50)
@@ -130,9 +128,8 @@ import Testing
   /// A store is four files; `Store.deleteFiles(at:)` removes them all, and says whether the
   /// store was there.
   @Test func aStoreIsItsFileLockFileAndCommitLog() throws {
-    let directory = makeTemporaryDirectory("reef-durability-tests")
-    defer { removeTree(directory) }
-    let path = directory + "/store.reef"
+    let directory = TemporaryDirectory()
+    let path = directory.store
     do {
       let store = try Store(path: path)
       try store.collection("c").insert(document(#"{"_id": 1}"#))

@@ -165,7 +165,7 @@ struct PowerLossError: Error, CustomStringConvertible {
 /// `CommitLog`'s own reading, so that what the code writes is checked against the spec).
 struct LogImage {
   /// A header slot: a checkpoint.
-  struct Header: Equatable {
+  struct Header {
     var slot: Int
     var pageSize: Int
     var sequence: UInt64

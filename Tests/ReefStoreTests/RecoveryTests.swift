@@ -12,9 +12,8 @@ import Testing
   /// records (none when the store closed, which checkpoints).
   @Test(arguments: [false, true])
   func aStoreWhoseMetaPagesWereLostRecovers(closed: Bool) throws {
-    let directory = makeTemporaryDirectory("reef-recovery-tests")
-    defer { removeTree(directory) }
-    let path = directory + "/store.reef"
+    let directory = TemporaryDirectory()
+    let path = directory.store
     do {
       let store = try Store(path: path)
       for index in 0..<10 { try store.collection("c").insert(document(#"{"_id": \#(index)}"#)) }
@@ -24,7 +23,7 @@ import Testing
     for index in 10..<20 { try store?.collection("c").insert(document(#"{"_id": \#(index)}"#)) }
     if closed { store = nil }
     var garbage = SplitMix64(seed: 7)
-    let copy = try #require(try PowerLossCopy(of: path, in: directory + "/copy", garbage: &garbage))
+    let copy = try #require(try PowerLossCopy(of: path, in: directory.path + "/copy", garbage: &garbage))
     #expect(copy.checkpoint > 0)
     let recovered = try Store(path: copy.path)
     #expect(recovered.log?.replayed == (closed ? 0 : 10))

@@ -9,6 +9,18 @@ import Testing
   import Glibc
 #endif
 
+/// A fresh temporary directory, removed afterwards, for a test that opens and closes its store
+/// itself (``TemporaryStore`` keeps one open).
+final class TemporaryDirectory {
+  let path: String
+  /// Where the test's store goes: `store.reef` in the directory.
+  var store: String { path + "/store.reef" }
+
+  init() { path = makeTemporaryDirectory("reef-store-tests") }
+
+  deinit { removeTree(path) }
+}
+
 /// A store in a fresh temporary directory, removed afterwards.
 final class TemporaryStore {
   let directory: String
