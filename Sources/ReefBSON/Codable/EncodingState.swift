@@ -199,18 +199,17 @@ final class EncodingState {
 
   /// Opens a frame for a node of `kind` on top of the stack and returns the node, unretained
   /// (the state holds it until the call ends). The node is the slot's last one when that one is
-  /// free (``isFree(_:)``), else a new one. With `retainsParent`, `parent` is held strongly (a
-  /// node handed to the caller's code); without, it is an ``CodingPathNode/unownedParent`` and
-  /// the node is a nested value's (``EncodingNode/isNesting`` until ``endNested(_:at:parent:)``).
+  /// free (``isFree(_:)``), else a new one (``placeNewNode(at:)``). With `retainsParent`, `parent`
+  /// is held strongly (a node handed to the caller's code); without, it is an
+  /// ``CodingPathNode/unownedParent`` and the node is a nested value's (``EncodingNode/isNesting``
+  /// until ``endNested(_:at:parent:)``).
   @inline(__always)
   func push(
     _ kind: EncodingNode.Kind, parent: EncodingNode?, retainsParent: Bool, component: CodingPathComponent,
     typeOffset: Int
   ) -> Unmanaged<EncodingNode> {
     let index = depth
-    guard index < nodeCount, isFree(index) else {
-      return pushNew(kind, parent: parent, retainsParent: retainsParent, component: component, typeOffset: typeOffset)
-    }
+    if index >= nodeCount || !isFree(index) { placeNewNode(at: index) }
     let node = stackNode(index)
     node._withUnsafeGuaranteedRef { node in
       if retainsParent {
@@ -245,33 +244,26 @@ final class EncodingState {
     return !inUse && isKnownUniquelyReferenced(&nodes[index])
   }
 
+  /// Puts a new node in slot `index`: the top of the stack (`nodeCount`), or a slot whose node is
+  /// not free (that node goes to `retired`); ``push(_:parent:retainsParent:component:typeOffset:)``
+  /// then sets it up as it does a reused one.
   @inline(never)
-  private func pushNew(
-    _ kind: EncodingNode.Kind, parent: EncodingNode?, retainsParent: Bool, component: CodingPathComponent,
-    typeOffset: Int
-  ) -> Unmanaged<EncodingNode> {
-    let node = EncodingNode(
-      state: self, parent: retainsParent ? parent : nil, component: component, kind: kind, typeOffset: typeOffset)
-    if !retainsParent { node.unownedParent = parent.map { Unmanaged.passUnretained($0) } }
-    node.isOpen = true
-    node.isNesting = !retainsParent
-    let index = depth
+  private func placeNewNode(at index: Int) {
+    let node = EncodingNode(state: self, parent: nil, component: .root, kind: .pending, typeOffset: -1)
     if index < nodeCount {
       retired.append(nodes[index])
       nodes[index] = node
-    } else {
-      if nodeCount == nodeCapacity {
-        let larger = UnsafeMutablePointer<EncodingNode>.allocate(capacity: nodeCapacity * 2)
-        larger.moveInitialize(from: nodes, count: nodeCount)
-        nodes.deallocate()
-        nodes = larger
-        nodeCapacity *= 2
-      }
-      (nodes + nodeCount).initialize(to: node)
-      nodeCount &+= 1
+      return
     }
-    depth = index &+ 1
-    return stackNode(index)
+    if nodeCount == nodeCapacity {
+      let larger = UnsafeMutablePointer<EncodingNode>.allocate(capacity: nodeCapacity * 2)
+      larger.moveInitialize(from: nodes, count: nodeCount)
+      nodes.deallocate()
+      nodes = larger
+      nodeCapacity *= 2
+    }
+    (nodes + nodeCount).initialize(to: node)
+    nodeCount &+= 1
   }
 
   /// Keeps `node`, a node of this fast-mode call outside the stack, until the call ends.
