@@ -197,6 +197,13 @@ final class EncodingState {
     Unmanaged.fromOpaque(UnsafeRawPointer(nodes + index).load(as: UnsafeRawPointer.self))
   }
 
+  /// Whether slot `index` (< `nodeCount`) of the stack holds `node` (compared in place, without
+  /// retaining either).
+  @inline(__always)
+  private func slot(_ index: Int, holds node: EncodingNode) -> Bool {
+    stackNode(index).toOpaque() == Unmanaged.passUnretained(node).toOpaque()
+  }
+
   /// Opens a frame for a node of `kind` on top of the stack and returns the node, unretained
   /// (the state holds it until the call ends). The node is the slot's last one when that one is
   /// free (``isFree(_:)``), else a new one (``placeNewNode(at:)``). With `retainsParent`, `parent`
@@ -293,7 +300,7 @@ final class EncodingState {
     }
     // Still in its slot and free: nothing can read its path any more. (A node that left its
     // slot is in `retired`, and may be held elsewhere.)
-    if index < nodeCount && stackNode(index).toOpaque() == Unmanaged.passUnretained(node).toOpaque() && isFree(index) {
+    if index < nodeCount && slot(index, holds: node) && isFree(index) {
       return
     }
     if node.parent == nil { node.parent = parent }
@@ -381,7 +388,7 @@ final class EncodingState {
   /// Whether `node` is the innermost open frame (compared in place, without retaining it).
   @inline(__always)
   func isInnermost(_ node: EncodingNode) -> Bool {
-    depth > 0 && stackNode(depth &- 1).toOpaque() == Unmanaged.passUnretained(node).toOpaque()
+    depth > 0 && slot(depth &- 1, holds: node)
   }
 
   /// Closes the innermost open frame: writes its terminator and length, or an empty document for
@@ -412,9 +419,7 @@ final class EncodingState {
   /// `mark`. Returns `false` when that is impossible because the element's container was closed
   /// meanwhile (out-of-order use); the caller then switches to tree mode.
   func rollBack(to depth: Int, container: EncodingNode, mark: Int) -> Bool {
-    guard self.depth >= depth, depth > 0,
-      stackNode(depth &- 1).toOpaque() == Unmanaged.passUnretained(container).toOpaque()
-    else {
+    guard self.depth >= depth, depth > 0, slot(depth &- 1, holds: container) else {
       needsTreeMode = true
       return false
     }
