@@ -18,7 +18,7 @@ private final class Kept: @unchecked Sendable {
 
 private func strings(_ path: [any CodingKey]) -> [String] { path.map(\.stringValue) }
 
-/// `{key: value}` as bytes.
+/// The bytes of the document `build` appends to.
 private func document(_ build: (inout DocumentBuilder) -> Void) -> [UInt8] {
   var builder = DocumentBuilder()
   build(&builder)
