@@ -11,9 +11,9 @@ func monotonicSeconds() -> Double { Double(wallClockNanoseconds()) / 1e9 }
 
 func threadCPUSeconds() -> Double { Double(threadCPUNanoseconds()) / 1e9 }
 
-/// Documents of the Examples' model, as views of one stream.
-func generatedDocuments(_ count: Int) -> [Document] {
-  let (bytes, offsets) = generateStream(count: count)
+/// Documents of the Examples' model, as views of one stream (`generateStream(count:first:)`).
+func generatedDocuments(_ count: Int, first: Int = 0) -> [Document] {
+  let (bytes, offsets) = generateStream(count: count, first: first)
   return PinnedBytes(bytes).documents(startingAt: offsets)
 }
 
@@ -59,8 +59,7 @@ func profileStore(_ operation: String) {
     try! store.write { transaction in
       for document in documents { try transaction.collection("contacts").insert(document) }
     }
-    let (freshBytes, freshOffsets) = generateStream(count: calls, first: 50_000_000)
-    let fresh = PinnedBytes(freshBytes).documents(startingAt: freshOffsets)
+    let fresh = generatedDocuments(calls, first: 50_000_000)
     var walls: [Double] = []
     var cpus: [Double] = []
     for call in 0..<calls {
