@@ -18,7 +18,7 @@ private final class Kept: @unchecked Sendable {
 
 private func strings(_ path: [any CodingKey]) -> [String] { path.map(\.stringValue) }
 
-/// `{key: value}` as bytes.
+/// The bytes of the document `build` appends to.
 private func document(_ build: (inout DocumentBuilder) -> Void) -> [UInt8] {
   var builder = DocumentBuilder()
   build(&builder)
@@ -295,7 +295,11 @@ struct CodableEncoderLifetimeTests {
     var value = try Document(bytes: bytes, options: ValidationOptions(maximumDepth: 1_000))
     for level in 0...depth {
       #expect(value["n"] == .int64(Int64(level)))
-      guard level < depth, case .document(let inner)? = value["k\(level)"] else { break }
+      guard level < depth else { break }
+      guard case .document(let inner)? = value["k\(level)"] else {
+        Issue.record("level \(level) has no document k\(level)")
+        break
+      }
       value = inner
     }
     #expect(kept.encoders.count == depth + 1)

@@ -1102,32 +1102,34 @@ struct CodableDecoderStateTests {
         try c.encode(1, forKey: AnyKey("x"))
       }
     }
-    struct Middle: Encodable {
-      let kept: Kept?
+    /// Two nested values: `first` at `keys.0`, `second` at `keys.1`.
+    struct Two<Inner: Encodable>: Encodable {
+      let keys: (String, String)
+      let first: Inner
+      let second: Inner
       func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: AnyKey.self)
-        try c.encode(Leaf(kept: kept), forKey: AnyKey("leaf"))
-        try c.encode(Leaf(kept: nil), forKey: AnyKey("other"))
+        try c.encode(first, forKey: AnyKey(keys.0))
+        try c.encode(second, forKey: AnyKey(keys.1))
       }
     }
-    struct Top: Encodable {
-      let kept: Kept?
-      func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: AnyKey.self)
-        try c.encode(Middle(kept: kept), forKey: AnyKey("first"))
-        try c.encode(Middle(kept: nil), forKey: AnyKey("second"))
+    /// `{first: {leaf, other}, second: {leaf, other}}`, keeping the encoder of `first.leaf`.
+    func top(_ kept: Kept?) -> Two<Two<Leaf>> {
+      func middle(_ kept: Kept?) -> Two<Leaf> {
+        Two(keys: ("leaf", "other"), first: Leaf(kept: kept), second: Leaf(kept: nil))
       }
+      return Two(keys: ("first", "second"), first: middle(kept), second: middle(nil))
     }
     var middle = DocumentBuilder()
     middle.appendDocument("leaf") { $0.append("x", Int64(1)) }
     middle.appendDocument("other") { $0.append("x", Int64(1)) }
-    var top = DocumentBuilder()
-    top.append("first", middle.document)
-    top.append("second", middle.document)
+    var expected = DocumentBuilder()
+    expected.append("first", middle.document)
+    expected.append("second", middle.document)
     let kept = Kept()
-    #expect(try BSONEncoder().encodeBytes(Top(kept: kept)) == top.bytes)
+    #expect(try BSONEncoder().encodeBytes(top(kept)) == expected.bytes)
     #expect(kept.encoder?.codingPath.map(\.stringValue) == ["first", "leaf"])
-    for _ in 0..<3 { #expect(try BSONEncoder().encodeBytes(Top(kept: nil)) == top.bytes) }
+    for _ in 0..<3 { #expect(try BSONEncoder().encodeBytes(top(nil)) == expected.bytes) }
     #expect(kept.encoder?.codingPath.map(\.stringValue) == ["first", "leaf"])
   }
 

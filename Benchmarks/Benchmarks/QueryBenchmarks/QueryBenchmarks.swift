@@ -66,7 +66,7 @@ func registerScan(_ name: String, _ operation: @escaping () -> Void) {
   var configuration = reefBenchmarkConfiguration
   configuration.scalingFactor = .one
   configuration.maxIterations = 200
-  Benchmark(name, configuration: configuration) { benchmark in measureLoop(benchmark, operation) }
+  register(name, configuration: configuration, operation)
 }
 
 let benchmarks: @Sendable () -> Void = {

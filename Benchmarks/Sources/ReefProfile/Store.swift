@@ -11,19 +11,16 @@ func monotonicSeconds() -> Double { Double(wallClockNanoseconds()) / 1e9 }
 
 func threadCPUSeconds() -> Double { Double(threadCPUNanoseconds()) / 1e9 }
 
-/// Documents of the Examples' model, as views of one stream.
-func generatedDocuments(_ count: Int) -> [Document] {
-  let (bytes, offsets) = generateStream(count: count)
+/// Documents of the Examples' model, as views of one stream (`generateStream(count:first:)`).
+func generatedDocuments(_ count: Int, first: Int = 0) -> [Document] {
+  let (bytes, offsets) = generateStream(count: count, first: first)
   return PinnedBytes(bytes).documents(startingAt: offsets)
 }
 
-/// Runs store operation `operation` (`store-insert`, `store-get`, `store-query`) with the
-/// command line's further arguments.
-func profileStore(_ operation: String) {
-  guard ["store-insert", "store-get", "store-query", "store-commit"].contains(operation) else {
-    printError("unknown operation \(operation)")
-    exit(2)
-  }
+/// Runs the store operation the command line names (`store-insert`, `store-get`, `store-query`,
+/// `store-commit`) with its further arguments.
+func profileStore() {
+  let operation = choiceArgument(1, ["store-insert", "store-get", "store-query", "store-commit"])
   let count = countArgument(2, default: 1_000_000)
   let path = "/tmp/reef-profile-\(getpid()).reef"
   defer { try? Store.deleteFiles(at: path) }
@@ -50,17 +47,12 @@ func profileStore(_ operation: String) {
     // its own write transaction at DURABILITY (full, normal or none); wall clock and thread CPU
     // per commit, medians.
     let calls = countArgument(3, default: 2_000)
-    let level = CommandLine.arguments.count > 4 ? CommandLine.arguments[4] : "full"
-    guard let durability = Durability(rawValue: level) else {
-      printError("the durability is full, normal or none, not \(level)")
-      exit(2)
-    }
+    let durability = Durability(rawValue: choiceArgument(4, Durability.allCases.map(\.rawValue)))!
     let store = try! Store(path: path, options: StoreOptions(initialMapSize: 1 << 30, durability: durability))
     try! store.write { transaction in
       for document in documents { try transaction.collection("contacts").insert(document) }
     }
-    let (freshBytes, freshOffsets) = generateStream(count: calls, first: 50_000_000)
-    let fresh = PinnedBytes(freshBytes).documents(startingAt: freshOffsets)
+    let fresh = generatedDocuments(calls, first: 50_000_000)
     var walls: [Double] = []
     var cpus: [Double] = []
     for call in 0..<calls {

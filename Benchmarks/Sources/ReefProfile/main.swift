@@ -21,7 +21,7 @@ import ReefStore
 
 let args = CommandLine.arguments
 if args.count >= 2, args[1].hasPrefix("store-") {
-  profileStore(args[1])
+  profileStore()
   exit(0)
 }
 guard args.count >= 3, let dataset = Dataset.extended(args[2]) else {

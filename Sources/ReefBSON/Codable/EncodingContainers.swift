@@ -88,10 +88,10 @@ struct KeyedBSONEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
     // box is free or when the cache is freed with its state, and a kept box's slot retains its
     // node, which holds the state (see `KeyedEncodingBoxCache.free()`). Checked all the same (a
     // test for nil): were that ever wrong, the program stops rather than reading memory.
-    guard let node = UnsafeRawPointer(slot).load(as: UnsafeRawPointer?.self) else {
+    guard let node = KeyedEncodingBoxCache.node(in: slot) else {
       preconditionFailure("a BSONEncoder keyed container's slot is empty")
     }
-    return try Unmanaged<EncodingNode>.fromOpaque(node)._withUnsafeGuaranteedRef(body)
+    return try node._withUnsafeGuaranteedRef(body)
   }
 
   var codingPath: [any CodingKey] { withNode { $0.codingPath } }

@@ -197,20 +197,26 @@ final class EncodingState {
     Unmanaged.fromOpaque(UnsafeRawPointer(nodes + index).load(as: UnsafeRawPointer.self))
   }
 
+  /// Whether slot `index` (< `nodeCount`) of the stack holds `node` (compared in place, without
+  /// retaining either).
+  @inline(__always)
+  private func slot(_ index: Int, holds node: EncodingNode) -> Bool {
+    stackNode(index).toOpaque() == Unmanaged.passUnretained(node).toOpaque()
+  }
+
   /// Opens a frame for a node of `kind` on top of the stack and returns the node, unretained
   /// (the state holds it until the call ends). The node is the slot's last one when that one is
-  /// free (``isFree(_:)``), else a new one. With `retainsParent`, `parent` is held strongly (a
-  /// node handed to the caller's code); without, it is an ``CodingPathNode/unownedParent`` and
-  /// the node is a nested value's (``EncodingNode/isNesting`` until ``endNested(_:at:parent:)``).
+  /// free (``isFree(_:)``), else a new one (``placeNewNode(at:)``). With `retainsParent`, `parent`
+  /// is held strongly (a node handed to the caller's code); without, it is an
+  /// ``CodingPathNode/unownedParent`` and the node is a nested value's (``EncodingNode/isNesting``
+  /// until ``endNested(_:at:parent:)``).
   @inline(__always)
   func push(
     _ kind: EncodingNode.Kind, parent: EncodingNode?, retainsParent: Bool, component: CodingPathComponent,
     typeOffset: Int
   ) -> Unmanaged<EncodingNode> {
     let index = depth
-    guard index < nodeCount, isFree(index) else {
-      return pushNew(kind, parent: parent, retainsParent: retainsParent, component: component, typeOffset: typeOffset)
-    }
+    if index >= nodeCount || !isFree(index) { placeNewNode(at: index) }
     let node = stackNode(index)
     node._withUnsafeGuaranteedRef { node in
       if retainsParent {
@@ -245,33 +251,26 @@ final class EncodingState {
     return !inUse && isKnownUniquelyReferenced(&nodes[index])
   }
 
+  /// Puts a new node in slot `index`: the top of the stack (`nodeCount`), or a slot whose node is
+  /// not free (that node goes to `retired`); ``push(_:parent:retainsParent:component:typeOffset:)``
+  /// then sets it up as it does a reused one.
   @inline(never)
-  private func pushNew(
-    _ kind: EncodingNode.Kind, parent: EncodingNode?, retainsParent: Bool, component: CodingPathComponent,
-    typeOffset: Int
-  ) -> Unmanaged<EncodingNode> {
-    let node = EncodingNode(
-      state: self, parent: retainsParent ? parent : nil, component: component, kind: kind, typeOffset: typeOffset)
-    if !retainsParent { node.unownedParent = parent.map { Unmanaged.passUnretained($0) } }
-    node.isOpen = true
-    node.isNesting = !retainsParent
-    let index = depth
+  private func placeNewNode(at index: Int) {
+    let node = EncodingNode(state: self, parent: nil, component: .root, kind: .pending, typeOffset: -1)
     if index < nodeCount {
       retired.append(nodes[index])
       nodes[index] = node
-    } else {
-      if nodeCount == nodeCapacity {
-        let larger = UnsafeMutablePointer<EncodingNode>.allocate(capacity: nodeCapacity * 2)
-        larger.moveInitialize(from: nodes, count: nodeCount)
-        nodes.deallocate()
-        nodes = larger
-        nodeCapacity *= 2
-      }
-      (nodes + nodeCount).initialize(to: node)
-      nodeCount &+= 1
+      return
     }
-    depth = index &+ 1
-    return stackNode(index)
+    if nodeCount == nodeCapacity {
+      let larger = UnsafeMutablePointer<EncodingNode>.allocate(capacity: nodeCapacity * 2)
+      larger.moveInitialize(from: nodes, count: nodeCount)
+      nodes.deallocate()
+      nodes = larger
+      nodeCapacity *= 2
+    }
+    (nodes + nodeCount).initialize(to: node)
+    nodeCount &+= 1
   }
 
   /// Keeps `node`, a node of this fast-mode call outside the stack, until the call ends.
@@ -301,7 +300,7 @@ final class EncodingState {
     }
     // Still in its slot and free: nothing can read its path any more. (A node that left its
     // slot is in `retired`, and may be held elsewhere.)
-    if index < nodeCount && stackNode(index).toOpaque() == Unmanaged.passUnretained(node).toOpaque() && isFree(index) {
+    if index < nodeCount && slot(index, holds: node) && isFree(index) {
       return
     }
     if node.parent == nil { node.parent = parent }
@@ -389,7 +388,7 @@ final class EncodingState {
   /// Whether `node` is the innermost open frame (compared in place, without retaining it).
   @inline(__always)
   func isInnermost(_ node: EncodingNode) -> Bool {
-    depth > 0 && stackNode(depth &- 1).toOpaque() == Unmanaged.passUnretained(node).toOpaque()
+    depth > 0 && slot(depth &- 1, holds: node)
   }
 
   /// Closes the innermost open frame: writes its terminator and length, or an empty document for
@@ -420,9 +419,7 @@ final class EncodingState {
   /// `mark`. Returns `false` when that is impossible because the element's container was closed
   /// meanwhile (out-of-order use); the caller then switches to tree mode.
   func rollBack(to depth: Int, container: EncodingNode, mark: Int) -> Bool {
-    guard self.depth >= depth, depth > 0,
-      stackNode(depth &- 1).toOpaque() == Unmanaged.passUnretained(container).toOpaque()
-    else {
+    guard self.depth >= depth, depth > 0, slot(depth &- 1, holds: container) else {
       needsTreeMode = true
       return false
     }

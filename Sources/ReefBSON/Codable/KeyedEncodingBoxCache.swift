@@ -39,7 +39,7 @@ struct KeyedEncodingBoxCache {
 
   /// The node in `slot`, unretained.
   @inline(__always)
-  private static func node(in slot: UnsafeMutablePointer<EncodingNode?>) -> Unmanaged<EncodingNode>? {
+  static func node(in slot: UnsafeMutablePointer<EncodingNode?>) -> Unmanaged<EncodingNode>? {
     UnsafeRawPointer(slot).load(as: UnsafeRawPointer?.self).map { Unmanaged.fromOpaque($0) }
   }
 
