@@ -322,13 +322,7 @@ final class CommitLog {
     var size = Int(status.st_size)
     if size < needed {
       let step = min(16 << 20, max(1 << 20, size / 8))
-      let target = (needed + step - 1) / step * step
-      let zeros = [UInt8](repeating: 0, count: min(step, 1 << 20))
-      while size < target {
-        let count = min(zeros.count, target - size)
-        guard (try? writeAll(descriptor, zeros, count: count, at: size)) != nil else { break }
-        size += count
-      }
+      size = writeZeros(descriptor, from: size, to: (needed + step - 1) / step * step)
     }
     shared.storeBytes(of: UInt64(size), toByteOffset: SharedField.storeFileSize, as: UInt64.self)
   }
@@ -382,7 +376,8 @@ final class CommitLog {
     }
     try ensureCapacity(start + size)
     let direct = durability == .full && directFile >= 0
-    try writeAll(direct ? directFile : file, record.bytes, count: size, at: start)
+    guard pwriteAll(direct ? directFile : file, UnsafeRawBufferPointer(start: record.bytes, count: size), at: start)
+    else { throw writeFailed() }
     if durability == .full {
       guard fdatasync(file) == 0 else {
         let reason = String(cString: strerror(errno))
@@ -465,12 +460,12 @@ final class CommitLog {
     shared?.storeBytes(of: 0, toByteOffset: SharedField.magic, as: UInt64.self)
     let bytes = header.encoded()
     let slot = CommitLog.headerOffsets[Int(header.sequence % 2)]
-    try writeAll(file, bytes, count: bytes.count, at: slot)
+    guard bytes.withUnsafeBytes({ pwriteAll(file, $0, at: slot) }) else { throw writeFailed() }
     guard fdatasync(file) == 0 else {
       let reason = String(cString: strerror(errno))
       // The header may not be on disk: it must not be read back as the newest, or the next
       // checkpoint would take the slot of the one that is (best effort).
-      try? writeAll(file, [UInt8](repeating: 0, count: bytes.count), count: bytes.count, at: slot)
+      _ = writeZeros(file, from: slot, to: slot + bytes.count)
       throw StoreError(.storage, "checkpoint: flushing the commit log \(logPath): \(reason)")
     }
     if let shared {
@@ -524,8 +519,8 @@ final class CommitLog {
   /// The payload of the record at `offset` if it is whole (magic, length, checksum) and is
   /// record `lsn` of checkpoint `sequence`; nil otherwise.
   private func readRecord(at offset: Int, sequence: UInt64, salt: UInt64, lsn: UInt64) -> [UInt8]? {
-    var head = [UInt8](repeating: 0, count: CommitLog.recordHeaderSize)
-    guard readAll(file, &head, at: offset) else { return nil }
+    let head = preadAll(file, count: CommitLog.recordHeaderSize, at: offset)
+    guard head.count == CommitLog.recordHeaderSize else { return nil }
     let field = { (at: Int, size: Int) -> UInt64 in
       var value: UInt64 = 0
       for index in (0..<size).reversed() { value = value << 8 | UInt64(head[at + index]) }
@@ -534,8 +529,8 @@ final class CommitLog {
     guard field(0, 4) == UInt64(CommitLog.recordMagic), field(8, 8) == sequence, field(16, 8) == lsn else { return nil }
     let length = Int(field(24, 4))
     guard length <= CommitLog.largestRecord + (1 << 20) else { return nil }
-    var whole = head + [UInt8](repeating: 0, count: length)
-    guard readAll(file, &whole, at: offset) else { return nil }
+    let whole = preadAll(file, count: CommitLog.recordHeaderSize + length, at: offset)
+    guard whole.count == CommitLog.recordHeaderSize + length else { return nil }
     let checksum = whole.withUnsafeBytes { reef_crc32c_salted(salt, $0.baseAddress! + 8, $0.count - 8) }
     guard UInt64(checksum) == field(4, 4) else { return nil }
     return Array(whole[CommitLog.recordHeaderSize...])
@@ -564,8 +559,7 @@ final class CommitLog {
   func validHeader() -> LogHeader? {
     var best: LogHeader?
     for offset in CommitLog.headerOffsets {
-      var bytes = [UInt8](repeating: 0, count: CommitLog.headerSize)
-      guard readAll(file, &bytes, at: offset), let header = LogHeader(decoding: bytes) else { continue }
+      guard let header = LogHeader(decoding: preadAll(file, count: CommitLog.headerSize, at: offset)) else { continue }
       if header.sequence > (best?.sequence ?? 0) { best = header }
     }
     return best
@@ -610,13 +604,9 @@ final class CommitLog {
     }
     var length = Int(status.st_size)
     if length < size {
-      let zeros = [UInt8](repeating: 0, count: CommitLog.growthStep)
       let target = (size + CommitLog.growthStep - 1) / CommitLog.growthStep * CommitLog.growthStep
-      while length < target {
-        let count = min(zeros.count, target - length)
-        try writeAll(file, zeros, count: count, at: length)
-        length += count
-      }
+      length = writeZeros(file, from: length, to: target)
+      guard length == target else { throw writeFailed() }
       guard fdatasync(file) == 0 else {
         throw StoreError(.full, "growing the commit log \(logPath): \(String(cString: strerror(errno)))")
       }
@@ -626,46 +616,18 @@ final class CommitLog {
 
   /// Overwrites the header of the record at `offset` (best effort), after a commit failed.
   private func eraseRecord(at offset: Int) {
-    let zeros = [UInt8](repeating: 0, count: CommitLog.blockSize)
-    try? writeAll(file, zeros, count: zeros.count, at: offset)
+    _ = writeZeros(file, from: offset, to: offset + CommitLog.blockSize)
     _ = fdatasync(file)
   }
 
-  private func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawPointer, count: Int, at offset: Int) throws(StoreError) {
-    var written = 0
-    while written < count {
-      let result = pwrite(descriptor, bytes + written, count - written, off_t(offset + written))
-      if result < 0 && errno == EINTR { continue }
-      guard result > 0 else {
-        let code = errno
-        if code == ENOSPC {
-          throw StoreError(.full, "writing the commit log \(logPath): the disk is full; nothing was committed")
-        }
-        throw StoreError(
-          .storage, "writing the commit log \(logPath): \(String(cString: strerror(code))); nothing was committed")
-      }
-      written += result
+  /// The error for a write to the log that failed (with `errno`).
+  private func writeFailed() -> StoreError {
+    let code = errno
+    if code == ENOSPC {
+      return StoreError(.full, "writing the commit log \(logPath): the disk is full; nothing was committed")
     }
-  }
-
-  private func writeAll(_ descriptor: Int32, _ bytes: [UInt8], count: Int, at offset: Int) throws(StoreError) {
-    try withBytes(bytes) { (raw) throws(StoreError) in
-      try writeAll(descriptor, raw.baseAddress!, count: count, at: offset)
-    }
-  }
-
-  private func readAll(_ descriptor: Int32, _ bytes: inout [UInt8], at offset: Int) -> Bool {
-    let count = bytes.count
-    return bytes.withUnsafeMutableBytes { raw in
-      var done = 0
-      while done < count {
-        let result = pread(descriptor, raw.baseAddress! + done, count - done, off_t(offset + done))
-        if result < 0 && errno == EINTR { continue }
-        guard result > 0 else { return false }
-        done += result
-      }
-      return true
-    }
+    return StoreError(
+      .storage, "writing the commit log \(logPath): \(String(cString: strerror(code))); nothing was committed")
   }
 
   /// This boot's identifier: Linux's `/proc/sys/kernel/random/boot_id`, 40 bytes, zero-padded.
@@ -792,11 +754,7 @@ struct DataFile {
   func closeIfOwned() { if owned { Glibc.close(descriptor) } }
 
   /// `count` bytes at `offset`, or fewer where the file ends.
-  func read(_ count: Int, at offset: Int) -> [UInt8] {
-    var bytes = [UInt8](repeating: 0, count: count)
-    let result = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(offset)) }
-    return result == count ? bytes : Array(bytes.prefix(max(0, result)))
-  }
+  func read(_ count: Int, at offset: Int) -> [UInt8] { preadAll(descriptor, count: count, at: offset) }
 
   /// Writes `header`'s meta pages back over the store file's and flushes them.
   func restore(_ header: LogHeader) throws(StoreError) {
@@ -810,8 +768,7 @@ struct DataFile {
           .corrupt, "the commit log's checkpoint holds no LMDB meta page \(copy); the store cannot be recovered")
       }
       let offset = copy * Int(header.pageSize)
-      let written = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(offset)) }
-      guard written == bytes.count else {
+      guard bytes.withUnsafeBytes({ pwriteAll(descriptor, $0, at: offset) }) else {
         throw StoreError(
           .storage, "recovering the store: cannot write its meta page \(copy): \(String(cString: strerror(errno)))")
       }
@@ -821,4 +778,51 @@ struct DataFile {
         .storage, "recovering the store: cannot flush its meta pages: \(String(cString: strerror(errno)))")
     }
   }
+}
+
+// MARK: File I/O
+
+/// Up to `count` bytes at `offset` of the file open at `descriptor`, read again after an
+/// interrupted or short read: fewer only where the file ends or a read fails.
+private func preadAll(_ descriptor: Int32, count: Int, at offset: Int) -> [UInt8] {
+  var bytes = [UInt8](repeating: 0, count: count)
+  var done = 0
+  bytes.withUnsafeMutableBytes { raw in
+    while done < count {
+      // Safe: `done < count`, the buffer's size.
+      let result = pread(descriptor, raw.baseAddress! + done, count - done, off_t(offset + done))
+      if result < 0 && errno == EINTR { continue }
+      guard result > 0 else { break }
+      done += result
+    }
+  }
+  return done == count ? bytes : Array(bytes[..<done])
+}
+
+/// Writes all of `bytes` at `offset` of the file open at `descriptor`, again after an
+/// interrupted or short write; false (with `errno` set) if a write fails.
+private func pwriteAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int) -> Bool {
+  var written = 0
+  while written < bytes.count {
+    // Safe: `written < bytes.count`, so the start is inside `bytes`.
+    let result = pwrite(descriptor, bytes.baseAddress! + written, bytes.count - written, off_t(offset + written))
+    if result < 0 && errno == EINTR { continue }
+    guard result > 0 else { return false }
+    written += result
+  }
+  return true
+}
+
+/// Writes zeros from byte `start` up to byte `end` of the file open at `descriptor`, 1 MiB at a
+/// time; returns how far it got (`end`, or where a write failed, with `errno` set).
+private func writeZeros(_ descriptor: Int32, from start: Int, to end: Int) -> Int {
+  let zeros = [UInt8](repeating: 0, count: min(1 << 20, max(0, end - start)))
+  var reached = start
+  while reached < end {
+    let count = min(zeros.count, end - reached)
+    guard zeros.withUnsafeBytes({ pwriteAll(descriptor, UnsafeRawBufferPointer(rebasing: $0[..<count]), at: reached) })
+    else { break }
+    reached += count
+  }
+  return reached
 }
