@@ -521,18 +521,15 @@ final class CommitLog {
   private func readRecord(at offset: Int, sequence: UInt64, salt: UInt64, lsn: UInt64) -> [UInt8]? {
     let head = preadAll(file, count: CommitLog.recordHeaderSize, at: offset)
     guard head.count == CommitLog.recordHeaderSize else { return nil }
-    let field = { (at: Int, size: Int) -> UInt64 in
-      var value: UInt64 = 0
-      for index in (0..<size).reversed() { value = value << 8 | UInt64(head[at + index]) }
-      return value
-    }
-    guard field(0, 4) == UInt64(CommitLog.recordMagic), field(8, 8) == sequence, field(16, 8) == lsn else { return nil }
-    let length = Int(field(24, 4))
+    guard head.littleEndian(UInt32.self, at: 0) == CommitLog.recordMagic,
+      head.littleEndian(UInt64.self, at: 8) == sequence, head.littleEndian(UInt64.self, at: 16) == lsn
+    else { return nil }
+    let length = Int(head.littleEndian(UInt32.self, at: 24))
     guard length <= CommitLog.largestRecord + (1 << 20) else { return nil }
     let whole = preadAll(file, count: CommitLog.recordHeaderSize + length, at: offset)
     guard whole.count == CommitLog.recordHeaderSize + length else { return nil }
     let checksum = whole.withUnsafeBytes { reef_crc32c_salted(salt, $0.baseAddress! + 8, $0.count - 8) }
-    guard UInt64(checksum) == field(4, 4) else { return nil }
+    guard checksum == head.littleEndian(UInt32.self, at: 4) else { return nil }
     return Array(whole[CommitLog.recordHeaderSize...])
   }
 
@@ -546,11 +543,8 @@ final class CommitLog {
     for copy in 0..<2 {
       let base = copy * metaCopySize
       guard metas.count >= base + 152 else { return nil }
-      let field = { (at: Int, size: Int) -> UInt64 in
-        (0..<size).reversed().reduce(UInt64(0)) { $0 << 8 | UInt64(metas[base + at + $1]) }
-      }
-      guard field(16, 4) == 0xBEEF_C0DE else { return nil }
-      newest = max(newest, field(144, 8))
+      guard metas.littleEndian(UInt32.self, at: base + 16) == 0xBEEF_C0DE else { return nil }
+      newest = max(newest, metas.littleEndian(UInt64.self, at: base + 144))
     }
     return newest
   }
@@ -701,22 +695,18 @@ struct LogHeader: Equatable {
   /// The header in `bytes`, if its magic, version and checksum check out.
   init?(decoding bytes: [UInt8]) {
     guard bytes.count >= CommitLog.headerSize else { return nil }
-    func get(_ offset: Int, _ size: Int) -> UInt64 {
-      var value: UInt64 = 0
-      for index in (0..<size).reversed() { value = value << 8 | UInt64(bytes[offset + index]) }
-      return value
-    }
     let checksum = bytes.withUnsafeBytes { reef_crc32c($0.baseAddress!, 608) }
-    guard get(0, 8) == CommitLog.headerMagic, get(8, 4) == UInt64(CommitLog.formatVersion),
-      get(608, 4) == UInt64(checksum)
+    guard bytes.littleEndian(UInt64.self, at: 0) == CommitLog.headerMagic,
+      bytes.littleEndian(UInt32.self, at: 8) == CommitLog.formatVersion,
+      bytes.littleEndian(UInt32.self, at: 608) == checksum
     else { return nil }
-    pageSize = UInt32(get(12, 4))
+    pageSize = bytes.littleEndian(UInt32.self, at: 12)
     guard pageSize >= 512, pageSize.nonzeroBitCount == 1 else { return nil }
-    sequence = get(16, 8)
-    checkpoint = get(24, 8)
-    device = get(32, 8)
-    inode = get(40, 8)
-    salt = get(48, 8)
+    sequence = bytes.littleEndian(UInt64.self, at: 16)
+    checkpoint = bytes.littleEndian(UInt64.self, at: 24)
+    device = bytes.littleEndian(UInt64.self, at: 32)
+    inode = bytes.littleEndian(UInt64.self, at: 40)
+    salt = bytes.littleEndian(UInt64.self, at: 48)
     boot = Array(bytes[56..<96])
     metas = Array(bytes[96..<608])
   }
@@ -762,8 +752,7 @@ struct DataFile {
     // LMDB's meta magic (0xBEEFC0DE) follows the 16-byte page header in both copies.
     for copy in 0..<2 {
       let bytes = Array(header.metas[copy * CommitLog.metaCopySize..<(copy + 1) * CommitLog.metaCopySize])
-      let magic = UInt32(bytes[16]) | UInt32(bytes[17]) << 8 | UInt32(bytes[18]) << 16 | UInt32(bytes[19]) << 24
-      guard magic == 0xBEEF_C0DE else {
+      guard bytes.littleEndian(UInt32.self, at: 16) == 0xBEEF_C0DE else {
         throw StoreError(
           .corrupt, "the commit log's checkpoint holds no LMDB meta page \(copy); the store cannot be recovered")
       }
@@ -825,4 +814,13 @@ private func writeZeros(_ descriptor: Int32, from start: Int, to end: Int) -> In
     reached += count
   }
   return reached
+}
+
+extension [UInt8] {
+  /// The integer stored little-endian at `offset` (the log's and LMDB's byte order); the caller
+  /// has checked that its bytes lie in the array.
+  func littleEndian<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
+    precondition(offset >= 0 && offset + MemoryLayout<T>.size <= count, "a field read past the end of its bytes")
+    return withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: T.self)) }
+  }
 }

@@ -198,14 +198,13 @@ final class CommitRecord {
     func damaged(_ what: String, at start: Int) -> StoreError {
       StoreError(.corrupt, "\(place): \(what) at byte \(start) of its operations")
     }
-    func integer(_ size: Int) throws(StoreError) -> Int {
+    func integer<T: FixedWidthInteger>(_: T.Type) throws(StoreError) -> T {
+      let size = MemoryLayout<T>.size
       guard offset + size <= payload.count else {
         throw damaged("expected \(size) more bytes, found the end", at: offset)
       }
-      var value = 0
-      for index in (0..<size).reversed() { value = value << 8 | Int(payload[offset + index]) }
-      offset += size
-      return value
+      defer { offset += size }
+      return payload.littleEndian(T.self, at: offset)
     }
     func slice(_ size: Int) throws(StoreError) -> ArraySlice<UInt8> {
       guard size >= 0, offset + size <= payload.count else {
@@ -216,7 +215,7 @@ final class CommitRecord {
     }
     func database() throws(StoreError) -> MDB_dbi {
       let start = offset
-      let number = UInt16(try integer(2))
+      let number = try integer(UInt16.self)
       guard let database = databases[number] else {
         throw damaged("database number \(number) used before it is named", at: start)
       }
@@ -224,12 +223,12 @@ final class CommitRecord {
     }
     while offset < payload.count {
       let start = offset
-      let op = try integer(1)
+      let op = try integer(UInt8.self)
       switch op {
       case 1:
-        let number = UInt16(try integer(2))
-        let create = try integer(1) != 0
-        let length = try integer(2)
+        let number = try integer(UInt16.self)
+        let create = try integer(UInt8.self) != 0
+        let length = Int(try integer(UInt16.self))
         let nameStart = offset
         let name = String(decoding: try slice(length), as: UTF8.self)
         guard let database = try transaction.open(name, create: create) else {
@@ -238,15 +237,15 @@ final class CommitRecord {
         databases[number] = database
       case 2:
         let database = try database()
-        let key = Array(try slice(try integer(4)))
-        let value = Array(try slice(try integer(4)))
+        let key = Array(try slice(Int(try integer(UInt32.self))))
+        let value = Array(try slice(Int(try integer(UInt32.self))))
         try transaction.put(database, key, value)
       case 3:
         let database = try database()
-        try transaction.delete(database, Array(try slice(try integer(4))))
+        try transaction.delete(database, Array(try slice(Int(try integer(UInt32.self)))))
       case 4:
         let numberStart = offset
-        let number = UInt16(try integer(2))
+        let number = try integer(UInt16.self)
         guard let database = databases[number] else {
           throw damaged("database number \(number) used before it is named", at: numberStart)
         }
