@@ -175,7 +175,7 @@ final class CommitLog {
     guard let header = validHeader(), let data = try? DataFile(path: storePath, readOnly: true) else {
       return  // no checkpoint, or no store file yet: nothing to recover
     }
-    defer { data.closeIfOwned() }
+    defer { data.close() }
     // A log left by another store file at this path (removed and made again) is not this one's.
     // The inode decides, not the device: device numbers may change from one boot to the next
     // (btrfs subvolumes, device-mapper, NVMe), which would skip the recovery a restart needs.
@@ -185,7 +185,7 @@ final class CommitLog {
       // commit; records past it were never committed. The checkpoint at opening starts over.
       return
     }
-    let metas = data.read(CommitLog.metaCopySize, at: 0) + data.read(CommitLog.metaCopySize, at: Int(header.pageSize))
+    let metas = DataFile.metas(of: data.descriptor, pageSize: Int(header.pageSize))
     let hasRecords =
       readRecord(at: CommitLog.recordsStart, sequence: header.sequence, salt: header.salt, lsn: header.checkpoint + 1)
       != nil
@@ -203,7 +203,9 @@ final class CommitLog {
           + "commits to apply again): open it once without readOnly")
     }
     // Write the checkpoint's meta pages back, so that LMDB opens at the checkpoint.
-    try DataFile(path: storePath, readOnly: false).restore(header)
+    let writable = try DataFile(path: storePath, readOnly: false)
+    defer { writable.close() }
+    try writable.restore(header)
     replayFrom = header
   }
 
@@ -444,17 +446,16 @@ final class CommitLog {
     guard fstat(descriptor, &status) == 0, mdb_env_stat(environment, &stat) == 0 else {
       throw StoreError(.storage, "checkpoint: cannot read the store file's status")
     }
-    let data = DataFile(descriptor: descriptor, status: status)
     let pageSize = Int(stat.ms_psize)
     storePageSize = pageSize
-    let metas = data.read(CommitLog.metaCopySize, at: 0) + data.read(CommitLog.metaCopySize, at: pageSize)
+    let metas = DataFile.metas(of: descriptor, pageSize: pageSize)
     guard metas.count == 2 * CommitLog.metaCopySize else {
       throw StoreError(.storage, "checkpoint: cannot read the store file's meta pages")
     }
     let previous = max(validHeader()?.sequence ?? 0, shared.flatMap { sharedIsValid($0) ? sequence($0) : nil } ?? 0)
     let header = LogHeader(
-      sequence: previous + 1, checkpoint: state, pageSize: UInt32(pageSize), device: data.device,
-      inode: data.inode, salt: UInt64.random(in: 1...UInt64.max), boot: boot, metas: metas)
+      sequence: previous + 1, checkpoint: state, pageSize: UInt32(pageSize), device: UInt64(status.st_dev),
+      inode: UInt64(status.st_ino), salt: UInt64.random(in: 1...UInt64.max), boot: boot, metas: metas)
     // Until the shared block describes the new header, it describes none: a checkpointer that
     // dies in between leaves the next writer to checkpoint again.
     shared?.storeBytes(of: 0, toByteOffset: SharedField.magic, as: UInt64.self)
@@ -712,19 +713,11 @@ struct LogHeader: Equatable {
   }
 }
 
-/// The store file, read and written directly (around LMDB) to copy and restore meta pages.
+/// The store file, opened beside LMDB (before it opens the file, to recover) to read and
+/// restore its meta pages.
 struct DataFile {
   let descriptor: Int32
-  let device: UInt64
   let inode: UInt64
-  private let owned: Bool
-
-  init(descriptor: Int32, status: stat) {
-    self.descriptor = descriptor
-    device = UInt64(status.st_dev)
-    inode = UInt64(status.st_ino)
-    owned = false
-  }
 
   init(path: String, readOnly: Bool) throws(StoreError) {
     descriptor = Glibc.open(path, (readOnly ? O_RDONLY : O_RDWR) | O_CLOEXEC)
@@ -736,19 +729,20 @@ struct DataFile {
       Glibc.close(descriptor)
       throw StoreError(.open, "cannot open the store \(path): \(String(cString: strerror(errno)))")
     }
-    device = UInt64(status.st_dev)
     inode = UInt64(status.st_ino)
-    owned = true
   }
 
-  func closeIfOwned() { if owned { Glibc.close(descriptor) } }
+  func close() { Glibc.close(descriptor) }
 
-  /// `count` bytes at `offset`, or fewer where the file ends.
-  func read(_ count: Int, at offset: Int) -> [UInt8] { preadAll(descriptor, count: count, at: offset) }
+  /// The first ``CommitLog/metaCopySize`` bytes of meta page 0, then of meta page 1 (at
+  /// `pageSize`), of the store file open at `descriptor`; fewer where the file ends.
+  static func metas(of descriptor: Int32, pageSize: Int) -> [UInt8] {
+    preadAll(descriptor, count: CommitLog.metaCopySize, at: 0)
+      + preadAll(descriptor, count: CommitLog.metaCopySize, at: pageSize)
+  }
 
   /// Writes `header`'s meta pages back over the store file's and flushes them.
   func restore(_ header: LogHeader) throws(StoreError) {
-    defer { closeIfOwned() }
     // LMDB's meta magic (0xBEEFC0DE) follows the 16-byte page header in both copies.
     for copy in 0..<2 {
       let bytes = Array(header.metas[copy * CommitLog.metaCopySize..<(copy + 1) * CommitLog.metaCopySize])
