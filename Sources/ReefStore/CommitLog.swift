@@ -72,14 +72,10 @@ final class CommitLog {
   /// by its first logged commit (or its own checkpoint): LMDB keeps every page that snapshot
   /// and later ones use, so the checkpoint's pages stay as they were flushed.
   private var pin: LMDBTransaction?
-  /// The checkpoint sequence number ``pin`` was taken at.
-  private var pinSequence: UInt64 = 0 {
-    didSet { pinnedSequence.pointee = pinSequence }
-  }
-  /// ``pinSequence`` while there is a pin, else 0, for ``releaseStalePin(writeLock:)``'s
-  /// unlocked first look (an aligned 8-byte load; a stale value only delays or hastens a check
-  /// that is then made under the lock).
-  private let pinnedSequence: UnsafeMutablePointer<UInt64> = {
+  /// The checkpoint sequence number ``pin`` was taken at while there is a pin, else 0. Behind a
+  /// pointer for ``releaseStalePin(writeLock:)``'s unlocked first look (an aligned 8-byte load;
+  /// a stale value only delays or hastens a check that is then made under the lock).
+  private let pinSequence: UnsafeMutablePointer<UInt64> = {
     let pointer = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
     pointer.initialize(to: 0)
     return pointer
@@ -149,7 +145,7 @@ final class CommitLog {
 
   deinit {
     pin?.abort()
-    pinnedSequence.deallocate()
+    pinSequence.deallocate()
     if let shared { munmap(shared, CommitLog.blockSize) }
     if directFile >= 0 { Glibc.close(directFile) }
     Glibc.close(file)  // also releases the opener locks
@@ -249,11 +245,7 @@ final class CommitLog {
   /// Checkpoints if the log holds records (a writable store closing), so that the store file
   /// holds every commit and the log is empty; then lets the pin go.
   func close(environment: OpaquePointer) {
-    defer {
-      pin?.abort()
-      pin = nil
-      pinSequence = 0
-    }
+    defer { replacePin(with: nil, sequence: 0) }
     guard !readOnly, pin != nil, let shared, sharedIsValid(shared),
       shared.load(fromByteOffset: SharedField.tail, as: UInt64.self) > UInt64(CommitLog.recordsStart)
     else { return }
@@ -277,14 +269,19 @@ final class CommitLog {
   /// when there is nothing to do (two loads), so every read transaction calls it.
   func releaseStalePin(writeLock: Mutex) {
     guard let shared else { return }
-    let pinned = pinnedSequence.pointee
+    let pinned = pinSequence.pointee
     guard pinned != 0, shared.load(fromByteOffset: SharedField.sequence, as: UInt64.self) != pinned else { return }
     writeLock.withLockIfAvailable {
-      guard let pin, sharedIsValid(shared), sequence(shared) > pinSequence else { return }
-      pin.abort()
-      self.pin = nil
-      pinSequence = 0
+      guard pin != nil, sharedIsValid(shared), sequence(shared) > pinSequence.pointee else { return }
+      replacePin(with: nil, sequence: 0)
     }
+  }
+
+  /// Ends the pin there is, if any, and keeps `newPin`, taken at checkpoint `sequence` (0 for none).
+  private func replacePin(with newPin: LMDBTransaction?, sequence: UInt64) {
+    pin?.abort()
+    pin = newPin
+    pinSequence.pointee = sequence
   }
 
   // MARK: Committing
@@ -301,7 +298,7 @@ final class CommitLog {
   }
 
   private func ensurePin(environment: OpaquePointer, shared: UnsafeMutableRawPointer) throws(StoreError) {
-    if pin == nil || !sharedIsValid(shared) || sequence(shared) >= pinSequence + 2 {
+    if pin == nil || !sharedIsValid(shared) || sequence(shared) >= pinSequence.pointee + 2 {
       try checkpoint(environment: environment)
     }
   }
@@ -480,9 +477,7 @@ final class CommitLog {
       shared.storeBytes(of: CommitLog.headerMagic, toByteOffset: SharedField.magic, as: UInt64.self)
     }
     checkpoints += 1
-    pin?.abort()
-    pin = newPin
-    pinSequence = header.sequence
+    replacePin(with: newPin, sequence: header.sequence)
     done = true
   }
 
