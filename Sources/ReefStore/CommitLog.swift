@@ -105,12 +105,12 @@ final class CommitLog {
     let file = Glibc.open(logPath, (readOnly ? O_RDONLY : O_RDWR | O_CREAT) | O_CLOEXEC, 0o644)
     if file < 0 {
       if readOnly && errno == ENOENT { return nil }
-      throw StoreError(.open, "cannot open the store's commit log \(logPath): \(String(cString: strerror(errno)))")
+      throw StoreError(.open, "cannot open the store's commit log \(logPath): \(FileSystem.errnoText())")
     }
     let log = CommitLog(logPath: logPath, file: file, readOnly: readOnly)
     if !readOnly && log.shared == nil {
       throw StoreError(
-        .open, "cannot map the commit log's shared state \(logPath)-shared: \(String(cString: strerror(errno)))")
+        .open, "cannot map the commit log's shared state \(logPath)-shared: \(FileSystem.errnoText())")
     }
     try log.lockAndRecover(storePath: storePath)
     return log
@@ -159,7 +159,7 @@ final class CommitLog {
 
   private func lockAndRecover(storePath: String) throws(StoreError) {
     guard reef_byte_lock(file, Int16(readOnly ? F_RDLCK : F_WRLCK), CommitLog.gateByte, 1) == 0 else {
-      throw StoreError(.open, "cannot lock the store's commit log \(logPath): \(String(cString: strerror(errno)))")
+      throw StoreError(.open, "cannot lock the store's commit log \(logPath): \(FileSystem.errnoText())")
     }
     if readOnly {
       isFirst = reef_byte_lock_free(file, Int16(F_WRLCK), CommitLog.presenceByte) == 1
@@ -235,8 +235,7 @@ final class CommitLog {
 
   /// Flushes the directory that holds the log (best effort).
   private func flushDirectory() {
-    let directory = logPath.lastIndex(of: "/").map { String(logPath[..<$0]) } ?? "."
-    let descriptor = Glibc.open(directory.isEmpty ? "/" : directory, O_RDONLY | O_CLOEXEC)
+    let descriptor = Glibc.open(FileSystem.directoryName(logPath), O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { return }
     _ = fsync(descriptor)
     Glibc.close(descriptor)
@@ -379,7 +378,7 @@ final class CommitLog {
     else { throw writeFailed() }
     if durability == .full {
       guard fdatasync(file) == 0 else {
-        let reason = String(cString: strerror(errno))
+        let reason = FileSystem.errnoText()
         eraseRecord(at: start)
         throw StoreError(.storage, "flushing the commit log \(logPath): \(reason); nothing was committed")
       }
@@ -412,7 +411,7 @@ final class CommitLog {
   func flush() throws(StoreError) {
     guard !readOnly else { return }
     guard fdatasync(file) == 0 else {
-      throw StoreError(.storage, "flushing the commit log \(logPath): \(String(cString: strerror(errno)))")
+      throw StoreError(.storage, "flushing the commit log \(logPath): \(FileSystem.errnoText())")
     }
   }
 
@@ -460,7 +459,7 @@ final class CommitLog {
     let slot = CommitLog.headerOffsets[Int(header.sequence % 2)]
     guard bytes.withUnsafeBytes({ pwriteAll(file, $0, at: slot) }) else { throw writeFailed() }
     guard fdatasync(file) == 0 else {
-      let reason = String(cString: strerror(errno))
+      let reason = FileSystem.errnoText()
       // The header may not be on disk: it must not be read back as the newest, or the next
       // checkpoint would take the slot of the one that is (best effort).
       _ = writeZeros(file, from: slot, to: slot + bytes.count)
@@ -590,7 +589,7 @@ final class CommitLog {
     if let shared, Int(shared.load(fromByteOffset: SharedField.capacity, as: UInt64.self)) >= size { return }
     var status = stat()
     guard fstat(file, &status) == 0 else {
-      throw StoreError(.storage, "the commit log \(logPath): \(String(cString: strerror(errno)))")
+      throw StoreError(.storage, "the commit log \(logPath): \(FileSystem.errnoText())")
     }
     var length = Int(status.st_size)
     if length < size {
@@ -598,7 +597,7 @@ final class CommitLog {
       length = writeZeros(file, from: length, to: target)
       guard length == target else { throw writeFailed() }
       guard fdatasync(file) == 0 else {
-        throw StoreError(.full, "growing the commit log \(logPath): \(String(cString: strerror(errno)))")
+        throw StoreError(.full, "growing the commit log \(logPath): \(FileSystem.errnoText())")
       }
     }
     shared?.storeBytes(of: UInt64(length), toByteOffset: SharedField.capacity, as: UInt64.self)
@@ -717,12 +716,12 @@ struct DataFile {
   init(path: String, readOnly: Bool) throws(StoreError) {
     descriptor = Glibc.open(path, (readOnly ? O_RDONLY : O_RDWR) | O_CLOEXEC)
     guard descriptor >= 0 else {
-      throw StoreError(.open, "cannot open the store \(path): \(String(cString: strerror(errno)))")
+      throw StoreError(.open, "cannot open the store \(path): \(FileSystem.errnoText())")
     }
     var status = stat()
     guard fstat(descriptor, &status) == 0 else {
       Glibc.close(descriptor)
-      throw StoreError(.open, "cannot open the store \(path): \(String(cString: strerror(errno)))")
+      throw StoreError(.open, "cannot open the store \(path): \(FileSystem.errnoText())")
     }
     inode = UInt64(status.st_ino)
   }
@@ -748,12 +747,12 @@ struct DataFile {
       let offset = copy * Int(header.pageSize)
       guard bytes.withUnsafeBytes({ pwriteAll(descriptor, $0, at: offset) }) else {
         throw StoreError(
-          .storage, "recovering the store: cannot write its meta page \(copy): \(String(cString: strerror(errno)))")
+          .storage, "recovering the store: cannot write its meta page \(copy): \(FileSystem.errnoText())")
       }
     }
     guard fdatasync(descriptor) == 0 else {
       throw StoreError(
-        .storage, "recovering the store: cannot flush its meta pages: \(String(cString: strerror(errno)))")
+        .storage, "recovering the store: cannot flush its meta pages: \(FileSystem.errnoText())")
     }
   }
 }
