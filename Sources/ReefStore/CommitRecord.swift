@@ -109,9 +109,11 @@ final class CommitRecord {
     count += data.count
   }
 
-  /// The record's number of `database`, naming it first if this record has not.
+  /// The record's number of `database`, naming it first if this record has not; nil once the
+  /// record is abandoned (without looking the database's name up for every later change).
   @inline(__always)
   private func number(_ database: MDB_dbi) -> UInt16? {
+    if isAbandoned { return nil }
     for entry in numbers where entry.database == database { return entry.number }
     guard let name = nameOf(database) else {
       isAbandoned = true  // cannot name it: commit with a checkpoint instead
@@ -213,13 +215,14 @@ final class CommitRecord {
       defer { offset += size }
       return payload[offset..<offset + size]
     }
-    func database() throws(StoreError) -> MDB_dbi {
+    /// The number of a database the record has named, and its handle.
+    func database() throws(StoreError) -> (number: UInt16, handle: MDB_dbi) {
       let start = offset
       let number = try integer(UInt16.self)
       guard let database = databases[number] else {
         throw damaged("database number \(number) used before it is named", at: start)
       }
-      return database
+      return (number, database)
     }
     while offset < payload.count {
       let start = offset
@@ -236,21 +239,17 @@ final class CommitRecord {
         }
         databases[number] = database
       case 2:
-        let database = try database()
+        let database = try database().handle
         let key = Array(try slice(Int(try integer(UInt32.self))))
         let value = Array(try slice(Int(try integer(UInt32.self))))
         try transaction.put(database, key, value)
       case 3:
-        let database = try database()
+        let database = try database().handle
         try transaction.delete(database, Array(try slice(Int(try integer(UInt32.self)))))
       case 4:
-        let numberStart = offset
-        let number = try integer(UInt16.self)
-        guard let database = databases[number] else {
-          throw damaged("database number \(number) used before it is named", at: numberStart)
-        }
-        try transaction.drop(database)
-        databases[number] = nil
+        let database = try database()
+        try transaction.drop(database.handle)
+        databases[database.number] = nil
       default:
         throw damaged("expected an operation (1 to 4), found \(op)", at: start)
       }
