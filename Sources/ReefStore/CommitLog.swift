@@ -245,15 +245,16 @@ final class CommitLog {
   /// holds every commit and the log is empty; then lets the pin go.
   func close(environment: OpaquePointer) {
     defer { replacePin(with: nil, sequence: 0) }
-    guard !readOnly, pin != nil, let shared, sharedIsValid(shared),
-      shared.load(fromByteOffset: SharedField.tail, as: UInt64.self) > UInt64(CommitLog.recordsStart)
-    else { return }
+    /// Whether the current checkpoint's log holds records.
+    func holdsRecords(_ shared: UnsafeMutableRawPointer) -> Bool {
+      sharedIsValid(shared)
+        && shared.load(fromByteOffset: SharedField.tail, as: UInt64.self) > UInt64(CommitLog.recordsStart)
+    }
+    guard !readOnly, pin != nil, let shared, holdsRecords(shared) else { return }
     guard let writer = try? LMDBTransaction(environment: environment, readOnly: false) else { return }
     defer { writer.abort() }
     // Another opener may have checkpointed meanwhile (read again under LMDB's write lock).
-    guard sharedIsValid(shared),
-      shared.load(fromByteOffset: SharedField.tail, as: UInt64.self) > UInt64(CommitLog.recordsStart)
-    else { return }
+    guard holdsRecords(shared) else { return }
     try? checkpoint(environment: environment)
   }
 
