@@ -72,14 +72,10 @@ final class CommitLog {
   /// by its first logged commit (or its own checkpoint): LMDB keeps every page that snapshot
   /// and later ones use, so the checkpoint's pages stay as they were flushed.
   private var pin: LMDBTransaction?
-  /// The checkpoint sequence number ``pin`` was taken at.
-  private var pinSequence: UInt64 = 0 {
-    didSet { pinnedSequence.pointee = pinSequence }
-  }
-  /// ``pinSequence`` while there is a pin, else 0, for ``releaseStalePin(writeLock:)``'s
-  /// unlocked first look (an aligned 8-byte load; a stale value only delays or hastens a check
-  /// that is then made under the lock).
-  private let pinnedSequence: UnsafeMutablePointer<UInt64> = {
+  /// The checkpoint sequence number ``pin`` was taken at while there is a pin, else 0. Behind a
+  /// pointer for ``releaseStalePin(writeLock:)``'s unlocked first look (an aligned 8-byte load;
+  /// a stale value only delays or hastens a check that is then made under the lock).
+  private let pinSequence: UnsafeMutablePointer<UInt64> = {
     let pointer = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
     pointer.initialize(to: 0)
     return pointer
@@ -109,12 +105,12 @@ final class CommitLog {
     let file = Glibc.open(logPath, (readOnly ? O_RDONLY : O_RDWR | O_CREAT) | O_CLOEXEC, 0o644)
     if file < 0 {
       if readOnly && errno == ENOENT { return nil }
-      throw StoreError(.open, "cannot open the store's commit log \(logPath): \(String(cString: strerror(errno)))")
+      throw StoreError(.open, "cannot open the store's commit log \(logPath): \(FileSystem.errnoText())")
     }
     let log = CommitLog(logPath: logPath, file: file, readOnly: readOnly)
     if !readOnly && log.shared == nil {
       throw StoreError(
-        .open, "cannot map the commit log's shared state \(logPath)-shared: \(String(cString: strerror(errno)))")
+        .open, "cannot map the commit log's shared state \(logPath)-shared: \(FileSystem.errnoText())")
     }
     try log.lockAndRecover(storePath: storePath)
     return log
@@ -149,7 +145,7 @@ final class CommitLog {
 
   deinit {
     pin?.abort()
-    pinnedSequence.deallocate()
+    pinSequence.deallocate()
     if let shared { munmap(shared, CommitLog.blockSize) }
     if directFile >= 0 { Glibc.close(directFile) }
     Glibc.close(file)  // also releases the opener locks
@@ -163,7 +159,7 @@ final class CommitLog {
 
   private func lockAndRecover(storePath: String) throws(StoreError) {
     guard reef_byte_lock(file, Int16(readOnly ? F_RDLCK : F_WRLCK), CommitLog.gateByte, 1) == 0 else {
-      throw StoreError(.open, "cannot lock the store's commit log \(logPath): \(String(cString: strerror(errno)))")
+      throw StoreError(.open, "cannot lock the store's commit log \(logPath): \(FileSystem.errnoText())")
     }
     if readOnly {
       isFirst = reef_byte_lock_free(file, Int16(F_WRLCK), CommitLog.presenceByte) == 1
@@ -175,7 +171,7 @@ final class CommitLog {
     guard let header = validHeader(), let data = try? DataFile(path: storePath, readOnly: true) else {
       return  // no checkpoint, or no store file yet: nothing to recover
     }
-    defer { data.closeIfOwned() }
+    defer { data.close() }
     // A log left by another store file at this path (removed and made again) is not this one's.
     // The inode decides, not the device: device numbers may change from one boot to the next
     // (btrfs subvolumes, device-mapper, NVMe), which would skip the recovery a restart needs.
@@ -185,7 +181,7 @@ final class CommitLog {
       // commit; records past it were never committed. The checkpoint at opening starts over.
       return
     }
-    let metas = data.read(CommitLog.metaCopySize, at: 0) + data.read(CommitLog.metaCopySize, at: Int(header.pageSize))
+    let metas = DataFile.metas(of: data.descriptor, pageSize: Int(header.pageSize))
     let hasRecords =
       readRecord(at: CommitLog.recordsStart, sequence: header.sequence, salt: header.salt, lsn: header.checkpoint + 1)
       != nil
@@ -203,7 +199,9 @@ final class CommitLog {
           + "commits to apply again): open it once without readOnly")
     }
     // Write the checkpoint's meta pages back, so that LMDB opens at the checkpoint.
-    try DataFile(path: storePath, readOnly: false).restore(header)
+    let writable = try DataFile(path: storePath, readOnly: false)
+    defer { writable.close() }
+    try writable.restore(header)
     replayFrom = header
   }
 
@@ -237,8 +235,7 @@ final class CommitLog {
 
   /// Flushes the directory that holds the log (best effort).
   private func flushDirectory() {
-    let directory = logPath.lastIndex(of: "/").map { String(logPath[..<$0]) } ?? "."
-    let descriptor = Glibc.open(directory.isEmpty ? "/" : directory, O_RDONLY | O_CLOEXEC)
+    let descriptor = Glibc.open(FileSystem.directoryName(logPath), O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { return }
     _ = fsync(descriptor)
     Glibc.close(descriptor)
@@ -247,20 +244,17 @@ final class CommitLog {
   /// Checkpoints if the log holds records (a writable store closing), so that the store file
   /// holds every commit and the log is empty; then lets the pin go.
   func close(environment: OpaquePointer) {
-    defer {
-      pin?.abort()
-      pin = nil
-      pinSequence = 0
+    defer { replacePin(with: nil, sequence: 0) }
+    /// Whether the current checkpoint's log holds records.
+    func holdsRecords(_ shared: UnsafeMutableRawPointer) -> Bool {
+      sharedIsValid(shared)
+        && shared.load(fromByteOffset: SharedField.tail, as: UInt64.self) > UInt64(CommitLog.recordsStart)
     }
-    guard !readOnly, pin != nil, let shared, sharedIsValid(shared),
-      shared.load(fromByteOffset: SharedField.tail, as: UInt64.self) > UInt64(CommitLog.recordsStart)
-    else { return }
+    guard !readOnly, pin != nil, let shared, holdsRecords(shared) else { return }
     guard let writer = try? LMDBTransaction(environment: environment, readOnly: false) else { return }
     defer { writer.abort() }
     // Another opener may have checkpointed meanwhile (read again under LMDB's write lock).
-    guard sharedIsValid(shared),
-      shared.load(fromByteOffset: SharedField.tail, as: UInt64.self) > UInt64(CommitLog.recordsStart)
-    else { return }
+    guard holdsRecords(shared) else { return }
     try? checkpoint(environment: environment)
   }
 
@@ -275,14 +269,19 @@ final class CommitLog {
   /// when there is nothing to do (two loads), so every read transaction calls it.
   func releaseStalePin(writeLock: Mutex) {
     guard let shared else { return }
-    let pinned = pinnedSequence.pointee
+    let pinned = pinSequence.pointee
     guard pinned != 0, shared.load(fromByteOffset: SharedField.sequence, as: UInt64.self) != pinned else { return }
     writeLock.withLockIfAvailable {
-      guard let pin, sharedIsValid(shared), sequence(shared) > pinSequence else { return }
-      pin.abort()
-      self.pin = nil
-      pinSequence = 0
+      guard pin != nil, sharedIsValid(shared), sequence(shared) > pinSequence.pointee else { return }
+      replacePin(with: nil, sequence: 0)
     }
+  }
+
+  /// Ends the pin there is, if any, and keeps `newPin`, taken at checkpoint `sequence` (0 for none).
+  private func replacePin(with newPin: LMDBTransaction?, sequence: UInt64) {
+    pin?.abort()
+    pin = newPin
+    pinSequence.pointee = sequence
   }
 
   // MARK: Committing
@@ -299,7 +298,7 @@ final class CommitLog {
   }
 
   private func ensurePin(environment: OpaquePointer, shared: UnsafeMutableRawPointer) throws(StoreError) {
-    if pin == nil || !sharedIsValid(shared) || sequence(shared) >= pinSequence + 2 {
+    if pin == nil || !sharedIsValid(shared) || sequence(shared) >= pinSequence.pointee + 2 {
       try checkpoint(environment: environment)
     }
   }
@@ -322,13 +321,7 @@ final class CommitLog {
     var size = Int(status.st_size)
     if size < needed {
       let step = min(16 << 20, max(1 << 20, size / 8))
-      let target = (needed + step - 1) / step * step
-      let zeros = [UInt8](repeating: 0, count: min(step, 1 << 20))
-      while size < target {
-        let count = min(zeros.count, target - size)
-        guard (try? writeAll(descriptor, zeros, count: count, at: size)) != nil else { break }
-        size += count
-      }
+      size = writeZeros(descriptor, from: size, to: (needed + step - 1) / step * step)
     }
     shared.storeBytes(of: UInt64(size), toByteOffset: SharedField.storeFileSize, as: UInt64.self)
   }
@@ -382,10 +375,11 @@ final class CommitLog {
     }
     try ensureCapacity(start + size)
     let direct = durability == .full && directFile >= 0
-    try writeAll(direct ? directFile : file, record.bytes, count: size, at: start)
+    guard pwriteAll(direct ? directFile : file, UnsafeRawBufferPointer(start: record.bytes, count: size), at: start)
+    else { throw writeFailed() }
     if durability == .full {
       guard fdatasync(file) == 0 else {
-        let reason = String(cString: strerror(errno))
+        let reason = FileSystem.errnoText()
         eraseRecord(at: start)
         throw StoreError(.storage, "flushing the commit log \(logPath): \(reason); nothing was committed")
       }
@@ -418,7 +412,7 @@ final class CommitLog {
   func flush() throws(StoreError) {
     guard !readOnly else { return }
     guard fdatasync(file) == 0 else {
-      throw StoreError(.storage, "flushing the commit log \(logPath): \(String(cString: strerror(errno)))")
+      throw StoreError(.storage, "flushing the commit log \(logPath): \(FileSystem.errnoText())")
     }
   }
 
@@ -449,28 +443,27 @@ final class CommitLog {
     guard fstat(descriptor, &status) == 0, mdb_env_stat(environment, &stat) == 0 else {
       throw StoreError(.storage, "checkpoint: cannot read the store file's status")
     }
-    let data = DataFile(descriptor: descriptor, status: status)
     let pageSize = Int(stat.ms_psize)
     storePageSize = pageSize
-    let metas = data.read(CommitLog.metaCopySize, at: 0) + data.read(CommitLog.metaCopySize, at: pageSize)
+    let metas = DataFile.metas(of: descriptor, pageSize: pageSize)
     guard metas.count == 2 * CommitLog.metaCopySize else {
       throw StoreError(.storage, "checkpoint: cannot read the store file's meta pages")
     }
     let previous = max(validHeader()?.sequence ?? 0, shared.flatMap { sharedIsValid($0) ? sequence($0) : nil } ?? 0)
     let header = LogHeader(
-      sequence: previous + 1, checkpoint: state, pageSize: UInt32(pageSize), device: data.device,
-      inode: data.inode, salt: UInt64.random(in: 1...UInt64.max), boot: boot, metas: metas)
+      sequence: previous + 1, checkpoint: state, pageSize: UInt32(pageSize), device: UInt64(status.st_dev),
+      inode: UInt64(status.st_ino), salt: UInt64.random(in: 1...UInt64.max), boot: boot, metas: metas)
     // Until the shared block describes the new header, it describes none: a checkpointer that
     // dies in between leaves the next writer to checkpoint again.
     shared?.storeBytes(of: 0, toByteOffset: SharedField.magic, as: UInt64.self)
     let bytes = header.encoded()
     let slot = CommitLog.headerOffsets[Int(header.sequence % 2)]
-    try writeAll(file, bytes, count: bytes.count, at: slot)
+    guard bytes.withUnsafeBytes({ pwriteAll(file, $0, at: slot) }) else { throw writeFailed() }
     guard fdatasync(file) == 0 else {
-      let reason = String(cString: strerror(errno))
+      let reason = FileSystem.errnoText()
       // The header may not be on disk: it must not be read back as the newest, or the next
       // checkpoint would take the slot of the one that is (best effort).
-      try? writeAll(file, [UInt8](repeating: 0, count: bytes.count), count: bytes.count, at: slot)
+      _ = writeZeros(file, from: slot, to: slot + bytes.count)
       throw StoreError(.storage, "checkpoint: flushing the commit log \(logPath): \(reason)")
     }
     if let shared {
@@ -484,9 +477,7 @@ final class CommitLog {
       shared.storeBytes(of: CommitLog.headerMagic, toByteOffset: SharedField.magic, as: UInt64.self)
     }
     checkpoints += 1
-    pin?.abort()
-    pin = newPin
-    pinSequence = header.sequence
+    replacePin(with: newPin, sequence: header.sequence)
     done = true
   }
 
@@ -524,20 +515,17 @@ final class CommitLog {
   /// The payload of the record at `offset` if it is whole (magic, length, checksum) and is
   /// record `lsn` of checkpoint `sequence`; nil otherwise.
   private func readRecord(at offset: Int, sequence: UInt64, salt: UInt64, lsn: UInt64) -> [UInt8]? {
-    var head = [UInt8](repeating: 0, count: CommitLog.recordHeaderSize)
-    guard readAll(file, &head, at: offset) else { return nil }
-    let field = { (at: Int, size: Int) -> UInt64 in
-      var value: UInt64 = 0
-      for index in (0..<size).reversed() { value = value << 8 | UInt64(head[at + index]) }
-      return value
-    }
-    guard field(0, 4) == UInt64(CommitLog.recordMagic), field(8, 8) == sequence, field(16, 8) == lsn else { return nil }
-    let length = Int(field(24, 4))
+    let head = preadAll(file, count: CommitLog.recordHeaderSize, at: offset)
+    guard head.count == CommitLog.recordHeaderSize else { return nil }
+    guard head.littleEndian(UInt32.self, at: 0) == CommitLog.recordMagic,
+      head.littleEndian(UInt64.self, at: 8) == sequence, head.littleEndian(UInt64.self, at: 16) == lsn
+    else { return nil }
+    let length = Int(head.littleEndian(UInt32.self, at: 24))
     guard length <= CommitLog.largestRecord + (1 << 20) else { return nil }
-    var whole = head + [UInt8](repeating: 0, count: length)
-    guard readAll(file, &whole, at: offset) else { return nil }
+    let whole = preadAll(file, count: CommitLog.recordHeaderSize + length, at: offset)
+    guard whole.count == CommitLog.recordHeaderSize + length else { return nil }
     let checksum = whole.withUnsafeBytes { reef_crc32c_salted(salt, $0.baseAddress! + 8, $0.count - 8) }
-    guard UInt64(checksum) == field(4, 4) else { return nil }
+    guard checksum == head.littleEndian(UInt32.self, at: 4) else { return nil }
     return Array(whole[CommitLog.recordHeaderSize...])
   }
 
@@ -551,11 +539,8 @@ final class CommitLog {
     for copy in 0..<2 {
       let base = copy * metaCopySize
       guard metas.count >= base + 152 else { return nil }
-      let field = { (at: Int, size: Int) -> UInt64 in
-        (0..<size).reversed().reduce(UInt64(0)) { $0 << 8 | UInt64(metas[base + at + $1]) }
-      }
-      guard field(16, 4) == 0xBEEF_C0DE else { return nil }
-      newest = max(newest, field(144, 8))
+      guard metas.littleEndian(UInt32.self, at: base + 16) == 0xBEEF_C0DE else { return nil }
+      newest = max(newest, metas.littleEndian(UInt64.self, at: base + 144))
     }
     return newest
   }
@@ -564,8 +549,7 @@ final class CommitLog {
   func validHeader() -> LogHeader? {
     var best: LogHeader?
     for offset in CommitLog.headerOffsets {
-      var bytes = [UInt8](repeating: 0, count: CommitLog.headerSize)
-      guard readAll(file, &bytes, at: offset), let header = LogHeader(decoding: bytes) else { continue }
+      guard let header = LogHeader(decoding: preadAll(file, count: CommitLog.headerSize, at: offset)) else { continue }
       if header.sequence > (best?.sequence ?? 0) { best = header }
     }
     return best
@@ -606,19 +590,15 @@ final class CommitLog {
     if let shared, Int(shared.load(fromByteOffset: SharedField.capacity, as: UInt64.self)) >= size { return }
     var status = stat()
     guard fstat(file, &status) == 0 else {
-      throw StoreError(.storage, "the commit log \(logPath): \(String(cString: strerror(errno)))")
+      throw StoreError(.storage, "the commit log \(logPath): \(FileSystem.errnoText())")
     }
     var length = Int(status.st_size)
     if length < size {
-      let zeros = [UInt8](repeating: 0, count: CommitLog.growthStep)
       let target = (size + CommitLog.growthStep - 1) / CommitLog.growthStep * CommitLog.growthStep
-      while length < target {
-        let count = min(zeros.count, target - length)
-        try writeAll(file, zeros, count: count, at: length)
-        length += count
-      }
+      length = writeZeros(file, from: length, to: target)
+      guard length == target else { throw writeFailed() }
       guard fdatasync(file) == 0 else {
-        throw StoreError(.full, "growing the commit log \(logPath): \(String(cString: strerror(errno)))")
+        throw StoreError(.full, "growing the commit log \(logPath): \(FileSystem.errnoText())")
       }
     }
     shared?.storeBytes(of: UInt64(length), toByteOffset: SharedField.capacity, as: UInt64.self)
@@ -626,46 +606,18 @@ final class CommitLog {
 
   /// Overwrites the header of the record at `offset` (best effort), after a commit failed.
   private func eraseRecord(at offset: Int) {
-    let zeros = [UInt8](repeating: 0, count: CommitLog.blockSize)
-    try? writeAll(file, zeros, count: zeros.count, at: offset)
+    _ = writeZeros(file, from: offset, to: offset + CommitLog.blockSize)
     _ = fdatasync(file)
   }
 
-  private func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawPointer, count: Int, at offset: Int) throws(StoreError) {
-    var written = 0
-    while written < count {
-      let result = pwrite(descriptor, bytes + written, count - written, off_t(offset + written))
-      if result < 0 && errno == EINTR { continue }
-      guard result > 0 else {
-        let code = errno
-        if code == ENOSPC {
-          throw StoreError(.full, "writing the commit log \(logPath): the disk is full; nothing was committed")
-        }
-        throw StoreError(
-          .storage, "writing the commit log \(logPath): \(String(cString: strerror(code))); nothing was committed")
-      }
-      written += result
+  /// The error for a write to the log that failed (with `errno`).
+  private func writeFailed() -> StoreError {
+    let code = errno
+    if code == ENOSPC {
+      return StoreError(.full, "writing the commit log \(logPath): the disk is full; nothing was committed")
     }
-  }
-
-  private func writeAll(_ descriptor: Int32, _ bytes: [UInt8], count: Int, at offset: Int) throws(StoreError) {
-    try withBytes(bytes) { (raw) throws(StoreError) in
-      try writeAll(descriptor, raw.baseAddress!, count: count, at: offset)
-    }
-  }
-
-  private func readAll(_ descriptor: Int32, _ bytes: inout [UInt8], at offset: Int) -> Bool {
-    let count = bytes.count
-    return bytes.withUnsafeMutableBytes { raw in
-      var done = 0
-      while done < count {
-        let result = pread(descriptor, raw.baseAddress! + done, count - done, off_t(offset + done))
-        if result < 0 && errno == EINTR { continue }
-        guard result > 0 else { return false }
-        done += result
-      }
-      return true
-    }
+    return StoreError(
+      .storage, "writing the commit log \(logPath): \(String(cString: strerror(code))); nothing was committed")
   }
 
   /// This boot's identifier: Linux's `/proc/sys/kernel/random/boot_id`, 40 bytes, zero-padded.
@@ -739,86 +691,125 @@ struct LogHeader: Equatable {
   /// The header in `bytes`, if its magic, version and checksum check out.
   init?(decoding bytes: [UInt8]) {
     guard bytes.count >= CommitLog.headerSize else { return nil }
-    func get(_ offset: Int, _ size: Int) -> UInt64 {
-      var value: UInt64 = 0
-      for index in (0..<size).reversed() { value = value << 8 | UInt64(bytes[offset + index]) }
-      return value
-    }
     let checksum = bytes.withUnsafeBytes { reef_crc32c($0.baseAddress!, 608) }
-    guard get(0, 8) == CommitLog.headerMagic, get(8, 4) == UInt64(CommitLog.formatVersion),
-      get(608, 4) == UInt64(checksum)
+    guard bytes.littleEndian(UInt64.self, at: 0) == CommitLog.headerMagic,
+      bytes.littleEndian(UInt32.self, at: 8) == CommitLog.formatVersion,
+      bytes.littleEndian(UInt32.self, at: 608) == checksum
     else { return nil }
-    pageSize = UInt32(get(12, 4))
+    pageSize = bytes.littleEndian(UInt32.self, at: 12)
     guard pageSize >= 512, pageSize.nonzeroBitCount == 1 else { return nil }
-    sequence = get(16, 8)
-    checkpoint = get(24, 8)
-    device = get(32, 8)
-    inode = get(40, 8)
-    salt = get(48, 8)
+    sequence = bytes.littleEndian(UInt64.self, at: 16)
+    checkpoint = bytes.littleEndian(UInt64.self, at: 24)
+    device = bytes.littleEndian(UInt64.self, at: 32)
+    inode = bytes.littleEndian(UInt64.self, at: 40)
+    salt = bytes.littleEndian(UInt64.self, at: 48)
     boot = Array(bytes[56..<96])
     metas = Array(bytes[96..<608])
   }
 }
 
-/// The store file, read and written directly (around LMDB) to copy and restore meta pages.
+/// The store file, opened beside LMDB (before it opens the file, to recover) to read and
+/// restore its meta pages.
 struct DataFile {
   let descriptor: Int32
-  let device: UInt64
   let inode: UInt64
-  private let owned: Bool
-
-  init(descriptor: Int32, status: stat) {
-    self.descriptor = descriptor
-    device = UInt64(status.st_dev)
-    inode = UInt64(status.st_ino)
-    owned = false
-  }
 
   init(path: String, readOnly: Bool) throws(StoreError) {
     descriptor = Glibc.open(path, (readOnly ? O_RDONLY : O_RDWR) | O_CLOEXEC)
     guard descriptor >= 0 else {
-      throw StoreError(.open, "cannot open the store \(path): \(String(cString: strerror(errno)))")
+      throw StoreError(.open, "cannot open the store \(path): \(FileSystem.errnoText())")
     }
     var status = stat()
     guard fstat(descriptor, &status) == 0 else {
       Glibc.close(descriptor)
-      throw StoreError(.open, "cannot open the store \(path): \(String(cString: strerror(errno)))")
+      throw StoreError(.open, "cannot open the store \(path): \(FileSystem.errnoText())")
     }
-    device = UInt64(status.st_dev)
     inode = UInt64(status.st_ino)
-    owned = true
   }
 
-  func closeIfOwned() { if owned { Glibc.close(descriptor) } }
+  func close() { Glibc.close(descriptor) }
 
-  /// `count` bytes at `offset`, or fewer where the file ends.
-  func read(_ count: Int, at offset: Int) -> [UInt8] {
-    var bytes = [UInt8](repeating: 0, count: count)
-    let result = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(offset)) }
-    return result == count ? bytes : Array(bytes.prefix(max(0, result)))
+  /// The first ``CommitLog/metaCopySize`` bytes of meta page 0, then of meta page 1 (at
+  /// `pageSize`), of the store file open at `descriptor`; fewer where the file ends.
+  static func metas(of descriptor: Int32, pageSize: Int) -> [UInt8] {
+    preadAll(descriptor, count: CommitLog.metaCopySize, at: 0)
+      + preadAll(descriptor, count: CommitLog.metaCopySize, at: pageSize)
   }
 
   /// Writes `header`'s meta pages back over the store file's and flushes them.
   func restore(_ header: LogHeader) throws(StoreError) {
-    defer { closeIfOwned() }
     // LMDB's meta magic (0xBEEFC0DE) follows the 16-byte page header in both copies.
     for copy in 0..<2 {
       let bytes = Array(header.metas[copy * CommitLog.metaCopySize..<(copy + 1) * CommitLog.metaCopySize])
-      let magic = UInt32(bytes[16]) | UInt32(bytes[17]) << 8 | UInt32(bytes[18]) << 16 | UInt32(bytes[19]) << 24
-      guard magic == 0xBEEF_C0DE else {
+      guard bytes.littleEndian(UInt32.self, at: 16) == 0xBEEF_C0DE else {
         throw StoreError(
           .corrupt, "the commit log's checkpoint holds no LMDB meta page \(copy); the store cannot be recovered")
       }
       let offset = copy * Int(header.pageSize)
-      let written = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(offset)) }
-      guard written == bytes.count else {
+      guard bytes.withUnsafeBytes({ pwriteAll(descriptor, $0, at: offset) }) else {
         throw StoreError(
-          .storage, "recovering the store: cannot write its meta page \(copy): \(String(cString: strerror(errno)))")
+          .storage, "recovering the store: cannot write its meta page \(copy): \(FileSystem.errnoText())")
       }
     }
     guard fdatasync(descriptor) == 0 else {
       throw StoreError(
-        .storage, "recovering the store: cannot flush its meta pages: \(String(cString: strerror(errno)))")
+        .storage, "recovering the store: cannot flush its meta pages: \(FileSystem.errnoText())")
     }
+  }
+}
+
+// MARK: File I/O
+
+/// Up to `count` bytes at `offset` of the file open at `descriptor`, read again after an
+/// interrupted or short read: fewer only where the file ends or a read fails.
+private func preadAll(_ descriptor: Int32, count: Int, at offset: Int) -> [UInt8] {
+  var bytes = [UInt8](repeating: 0, count: count)
+  var done = 0
+  bytes.withUnsafeMutableBytes { raw in
+    while done < count {
+      // Safe: `done < count`, the buffer's size.
+      let result = pread(descriptor, raw.baseAddress! + done, count - done, off_t(offset + done))
+      if result < 0 && errno == EINTR { continue }
+      guard result > 0 else { break }
+      done += result
+    }
+  }
+  return done == count ? bytes : Array(bytes[..<done])
+}
+
+/// Writes all of `bytes` at `offset` of the file open at `descriptor`, again after an
+/// interrupted or short write; false (with `errno` set) if a write fails.
+private func pwriteAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int) -> Bool {
+  var written = 0
+  while written < bytes.count {
+    // Safe: `written < bytes.count`, so the start is inside `bytes`.
+    let result = pwrite(descriptor, bytes.baseAddress! + written, bytes.count - written, off_t(offset + written))
+    if result < 0 && errno == EINTR { continue }
+    guard result > 0 else { return false }
+    written += result
+  }
+  return true
+}
+
+/// Writes zeros from byte `start` up to byte `end` of the file open at `descriptor`, 1 MiB at a
+/// time; returns how far it got (`end`, or where a write failed, with `errno` set).
+private func writeZeros(_ descriptor: Int32, from start: Int, to end: Int) -> Int {
+  let zeros = [UInt8](repeating: 0, count: min(1 << 20, max(0, end - start)))
+  var reached = start
+  while reached < end {
+    let count = min(zeros.count, end - reached)
+    guard zeros.withUnsafeBytes({ pwriteAll(descriptor, UnsafeRawBufferPointer(rebasing: $0[..<count]), at: reached) })
+    else { break }
+    reached += count
+  }
+  return reached
+}
+
+extension [UInt8] {
+  /// The integer stored little-endian at `offset` (the log's and LMDB's byte order); the caller
+  /// has checked that its bytes lie in the array.
+  func littleEndian<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
+    precondition(offset >= 0 && offset + MemoryLayout<T>.size <= count, "a field read past the end of its bytes")
+    return withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: T.self)) }
   }
 }

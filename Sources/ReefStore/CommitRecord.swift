@@ -109,9 +109,11 @@ final class CommitRecord {
     count += data.count
   }
 
-  /// The record's number of `database`, naming it first if this record has not.
+  /// The record's number of `database`, naming it first if this record has not; nil once the
+  /// record is abandoned (without looking the database's name up for every later change).
   @inline(__always)
   private func number(_ database: MDB_dbi) -> UInt16? {
+    if isAbandoned { return nil }
     for entry in numbers where entry.database == database { return entry.number }
     guard let name = nameOf(database) else {
       isAbandoned = true  // cannot name it: commit with a checkpoint instead
@@ -198,14 +200,13 @@ final class CommitRecord {
     func damaged(_ what: String, at start: Int) -> StoreError {
       StoreError(.corrupt, "\(place): \(what) at byte \(start) of its operations")
     }
-    func integer(_ size: Int) throws(StoreError) -> Int {
+    func integer<T: FixedWidthInteger>(_: T.Type) throws(StoreError) -> T {
+      let size = MemoryLayout<T>.size
       guard offset + size <= payload.count else {
         throw damaged("expected \(size) more bytes, found the end", at: offset)
       }
-      var value = 0
-      for index in (0..<size).reversed() { value = value << 8 | Int(payload[offset + index]) }
-      offset += size
-      return value
+      defer { offset += size }
+      return payload.littleEndian(T.self, at: offset)
     }
     func slice(_ size: Int) throws(StoreError) -> ArraySlice<UInt8> {
       guard size >= 0, offset + size <= payload.count else {
@@ -214,22 +215,23 @@ final class CommitRecord {
       defer { offset += size }
       return payload[offset..<offset + size]
     }
-    func database() throws(StoreError) -> MDB_dbi {
+    /// The number of a database the record has named, and its handle.
+    func database() throws(StoreError) -> (number: UInt16, handle: MDB_dbi) {
       let start = offset
-      let number = UInt16(try integer(2))
+      let number = try integer(UInt16.self)
       guard let database = databases[number] else {
         throw damaged("database number \(number) used before it is named", at: start)
       }
-      return database
+      return (number, database)
     }
     while offset < payload.count {
       let start = offset
-      let op = try integer(1)
+      let op = try integer(UInt8.self)
       switch op {
       case 1:
-        let number = UInt16(try integer(2))
-        let create = try integer(1) != 0
-        let length = try integer(2)
+        let number = try integer(UInt16.self)
+        let create = try integer(UInt8.self) != 0
+        let length = Int(try integer(UInt16.self))
         let nameStart = offset
         let name = String(decoding: try slice(length), as: UTF8.self)
         guard let database = try transaction.open(name, create: create) else {
@@ -237,21 +239,17 @@ final class CommitRecord {
         }
         databases[number] = database
       case 2:
-        let database = try database()
-        let key = Array(try slice(try integer(4)))
-        let value = Array(try slice(try integer(4)))
+        let database = try database().handle
+        let key = Array(try slice(Int(try integer(UInt32.self))))
+        let value = Array(try slice(Int(try integer(UInt32.self))))
         try transaction.put(database, key, value)
       case 3:
-        let database = try database()
-        try transaction.delete(database, Array(try slice(try integer(4))))
+        let database = try database().handle
+        try transaction.delete(database, Array(try slice(Int(try integer(UInt32.self)))))
       case 4:
-        let numberStart = offset
-        let number = UInt16(try integer(2))
-        guard let database = databases[number] else {
-          throw damaged("database number \(number) used before it is named", at: numberStart)
-        }
-        try transaction.drop(database)
-        databases[number] = nil
+        let database = try database()
+        try transaction.drop(database.handle)
+        databases[database.number] = nil
       default:
         throw damaged("expected an operation (1 to 4), found \(op)", at: start)
       }

@@ -186,20 +186,18 @@ final class LMDBTransaction {
   func open(_ name: String, create: Bool) throws(StoreError) -> MDB_dbi? {
     var dbi: MDB_dbi = 0
     openedDatabase = true
-    // With a record, a database that exists is opened without creating it: only a database
-    // made here is named with the create flag. A record naming one that existed (and nothing
-    // else) would change nothing in LMDB, which then gives its transaction number again.
-    var code = mdb_dbi_open(pointer, name, create && record == nil ? UInt32(MDB_CREATE) : 0, &dbi)
-    var created = false
-    if code == MDB_NOTFOUND && create && record != nil {
-      code = mdb_dbi_open(pointer, name, UInt32(MDB_CREATE), &dbi)
-      created = true
-    }
+    // A database that exists is opened without creating it, so that only a database made here
+    // is recorded with the create flag (LMDB does not say whether MDB_CREATE made one). A record
+    // naming one that existed (and nothing else) would change nothing in LMDB, which then gives
+    // its transaction number again.
+    var code = mdb_dbi_open(pointer, name, 0, &dbi)
+    let created = code == MDB_NOTFOUND && create
+    if created { code = mdb_dbi_open(pointer, name, UInt32(MDB_CREATE), &dbi) }
     if code == MDB_NOTFOUND { return nil }
     try check(code, "opening \(name)")
     // The same order as LMDB's default, compared without a memcmp call per node.
     try check(reef_set_compare(pointer, dbi), "opening \(name)")
-    if created, let record { record.define(dbi, name: name, create: true) }
+    if created { record?.define(dbi, name: name, create: true) }
     return dbi
   }
 
