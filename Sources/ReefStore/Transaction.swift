@@ -252,22 +252,52 @@ public final class Transaction {
       throw StoreError(.namespace, "cannot rename \(name) to \(newName): \(name) does not exist")
     }
     if newName == name { return }
-    if try self.info(newName, create: false) != nil {
+    var replacedGeneration: Int64 = 0
+    if let existing = try self.info(newName, create: false) {
       guard dropTarget else {
         throw StoreError(
           .namespace, "cannot rename \(name) to \(newName): \(newName) exists (drop it, or pass dropTarget)")
       }
+      replacedGeneration = existing.generation
       try collection(newName).drop()
     }
     try removeFromCatalog(name)
     info.name = newName
+    // A change of the collection under both names: its generation passes the one it replaces.
+    info.generation = max(info.generation, replacedGeneration) &+ 1
+    info.changedInTransaction = true
     try save(info)
   }
 
   func save(_ info: CollectionInfo) throws(StoreError) {
     let catalogDB = try database(Transaction.catalogName, create: true)!
-    try lmdb.put(catalogDB, Array(info.name.utf8), info.document.bytes)
+    let bytes = info.document.bytes
+    try lmdb.put(catalogDB, Array(info.name.utf8), bytes)
     catalog[info.name] = info
+    // The next transaction finds these bytes parsed (if this one rolls back, the bytes it reads
+    // differ, and it parses them).
+    var parsed = info
+    parsed.changedInTransaction = false
+    store.cacheCatalogEntry(info.name, bytes, parsed)
+  }
+
+  /// Records that this transaction changes a collection (its documents or indexes): the first
+  /// time, its generation goes up by one, in its catalog entry. One catalog write per collection
+  /// and transaction; the other changes only test a flag.
+  @inline(__always)
+  func noteChange(_ info: inout CollectionInfo) throws(StoreError) {
+    if info.changedInTransaction { return }
+    try saveChange(&info)
+  }
+
+  /// Saves a changed catalog entry, its generation raised once per transaction.
+  @inline(never)
+  func saveChange(_ info: inout CollectionInfo) throws(StoreError) {
+    if !info.changedInTransaction {
+      info.generation &+= 1
+      info.changedInTransaction = true
+    }
+    try save(info)
   }
 
   func removeFromCatalog(_ name: String) throws(StoreError) {
@@ -293,6 +323,12 @@ struct CollectionInfo {
   let id: Int64
   var uuid: [UInt8]
   var indexes: [IndexSpecification]
+  /// How many write transactions have changed the collection (its documents, its indexes, its
+  /// name): with ``id``, what an import checks to know that no one else wrote to its target.
+  /// Entries written before it existed have none, read as 0.
+  var generation: Int64 = 0
+  /// Whether this transaction has raised ``generation`` already (not stored).
+  var changedInTransaction = false
   /// The database of documents, keyed by encoded `_id` (made once: entries are cached by the store).
   let documentsName: String
 
@@ -312,6 +348,11 @@ struct CollectionInfo {
     self.id = id
     documentsName = "c:\(id)"
     self.uuid = uuid.data
+    switch document["generation"] {
+    case nil: generation = 0
+    case .int64(let value)?: generation = value
+    default: throw StoreError(.corrupt, "the generation of \(name) in the catalog is damaged")
+    }
     var specs: [IndexSpecification] = []
     for entry in indexes {
       guard case .document(let spec) = entry else { throw StoreError(.corrupt, "an index of \(name) is damaged") }
@@ -325,15 +366,26 @@ struct CollectionInfo {
     builder.append("id", .int64(id))
     builder.append("uuid", .binary(Binary(subtype: .uuid, data: uuid)))
     builder.append("indexes", .array(BSONArray(indexes.map { .document($0.document) })))
+    builder.append("generation", .int64(generation))
     return builder.document
   }
 
   func indexName(_ index: IndexSpecification) -> String { "i:\(id):\(index.name)" }
 
+  /// The collection's identity and generation: another value means it was dropped (and maybe
+  /// made again) or changed.
+  var version: CollectionVersion { CollectionVersion(id: id, generation: generation) }
+
   /// The UUID as mongodump writes it: 32 hex digits.
   var uuidString: String {
     uuid.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
   }
+}
+
+/// A collection's id and generation at one point (``CollectionInfo/version``).
+struct CollectionVersion: Hashable {
+  var id: Int64
+  var generation: Int64
 }
 
 /// The size of a collection and its indexes.

@@ -235,6 +235,7 @@ public struct TransactionCollection {
     var info = try transaction.info(name, create: true)!
     let (stored, id) = try prepare(document)
     try put(stored, id: id, info: &info, replacing: nil)
+    try transaction.noteChange(&info)
     return id
   }
 
@@ -271,6 +272,7 @@ public struct TransactionCollection {
     let (stored, _) = try prepare(withID(replacement, id))
     if stored == old { return UpdateResult(matched: 1, modified: 0, upsertedID: nil) }
     try put(stored, id: id, info: &info, replacing: old)
+    try transaction.noteChange(&info)
     return UpdateResult(matched: 1, modified: 1, upsertedID: nil)
   }
 
@@ -328,6 +330,7 @@ public struct TransactionCollection {
       }
       let (stored, _) = try prepare(new)
       try put(stored, id: id, info: &info, replacing: old)
+      try transaction.noteChange(&info)
       modified += 1
     }
     return UpdateResult(matched: targets.count, modified: modified, upsertedID: nil)
@@ -347,7 +350,7 @@ public struct TransactionCollection {
 
   func delete(_ filter: Document, limit: Int?) throws(StoreError) -> Int {
     try transaction.requireWritable()
-    guard let info = try transaction.info(name, create: false),
+    guard var info = try transaction.info(name, create: false),
       let documentsDB = try transaction.documentsDatabase(info, create: false)
     else { return 0 }
     let targets = try find(filter, options: FindOptions(limit: limit))
@@ -356,6 +359,7 @@ public struct TransactionCollection {
       try lmdb.delete(documentsDB, primaryKey)
       try removeIndexEntries(old, primaryKey: primaryKey, info: info)
     }
+    if !targets.isEmpty { try transaction.noteChange(&info) }
     return targets.count
   }
 
@@ -393,7 +397,7 @@ public struct TransactionCollection {
       }
     }
     info.indexes.append(index)
-    try transaction.save(info)
+    try transaction.saveChange(&info)
   }
 
   /// Creates an index from a key document: `createIndex(["address.city": 1])`.
@@ -416,7 +420,7 @@ public struct TransactionCollection {
       try lmdb.drop(handle)
       transaction.store.forgetHandle(info.indexName(index), droppedIn: lmdb)
     }
-    try transaction.save(info)
+    try transaction.saveChange(&info)
     return true
   }
 
