@@ -24,7 +24,9 @@ public struct ImportCommand: ParsableCommand {
 
       The import adds to existing collections (--drop replaces them) and is all or nothing: if \
       a document cannot be read or stored, nothing is imported and the exit code is 1. With \
-      --skip-invalid such documents are skipped and listed on standard error instead.
+      --skip-invalid such documents are skipped and listed on standard error instead. Files and \
+      folders of a dump directory that are not dump files are listed on standard error as not \
+      imported.
 
       Imports into the same collection take turns (the later one waits, and says so). If \
       another writer changes a target collection while the import runs, the import fails and \
@@ -104,6 +106,7 @@ public struct ImportCommand: ParsableCommand {
           bytes: true)
       }
     }
+    for entry in report.ignored { printError("reef: not imported: \(entry)") }
     for skip in report.skipped { printError("reef: skipped \(skip)") }
     if report.skippedCount > report.skipped.count {
       printError("reef: … and \(report.skippedCount - report.skipped.count) more skipped")

@@ -107,6 +107,9 @@ public struct ImportReport: Sendable {
   public var skippedCount = 0
   /// The first ``ImportOptions/maximumReportedSkips`` skipped documents.
   public var skipped: [SkippedDocument] = []
+  /// What the source holds that was not imported because it is not a dump file (see
+  /// ``DumpSource/ignored``), to be reported to the user.
+  public var ignored: [DumpSource.Ignored] = []
 }
 
 extension Store {
@@ -159,7 +162,8 @@ extension Store {
   /// - Returns: what was imported and skipped.
   /// - Throws: ``BSONError`` for a source that cannot be read or bad patterns,
   ///   ``StoreError`` for a document that cannot be stored (naming the namespace, the document's
-  ///   index and offset, and the target), a target another writer changed meanwhile
+  ///   index and offset, and the target), a target name that breaks the naming rules
+  ///   (``StoreError/Kind/namespace``), a target another writer changed meanwhile
   ///   (``StoreError/Kind/conflict``) or a failing store; in every case nothing was imported.
   /// - Complexity: O(n log n) in the documents; memory is one batch.
   public func importDump(
@@ -281,6 +285,7 @@ struct ImportRun {
       }
     }
     report.targets = order.map { targets[$0]!.report }
+    report.ignored = source.ignored
     reportProgress()
     return report
   }

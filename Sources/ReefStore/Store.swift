@@ -482,6 +482,19 @@ public final class Store: @unchecked Sendable {
 
   /// The collection named `name`; it exists once something is written to it. A collection that
   /// does not exist reads as empty.
+  ///
+  /// Names follow MongoDB's rules, so that every collection exports to a dump and imports again
+  /// under the same name; the first write to a collection whose name breaks them throws
+  /// ``StoreError/Kind/namespace``, saying which rule and where. A name with a dot is
+  /// `database.collection` (split at the first dot), one without a dot a collection alone
+  /// (`contacts`).
+  /// - The name is not empty, holds no NUL, is at most 255 bytes and does not start with `__`
+  ///   (reserved for the store's own collections).
+  /// - The database part is shorter than 64 bytes and holds none of `/ \ . space " $`.
+  /// - The collection part holds no `$` and no `.system.`, and starts with `system.` only for the
+  ///   system collections clients may write (`system.js`, `system.views`, `system.users`,
+  ///   `system.profile`, `system.buckets.<name>`; in `admin` also `system.roles`,
+  ///   `system.version`, …).
   public func collection(_ name: String) -> Collection { Collection(store: self, name: name) }
 
   /// A typed collection of Codable values, encoded with `BSONEncoder` and decoded with `BSONDecoder`.

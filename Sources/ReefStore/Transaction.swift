@@ -233,15 +233,6 @@ public final class Transaction {
     try lmdb.put(created, key, withUnsafeBytes(of: current.littleEndian) { Array($0) })
   }
 
-  /// Checks a collection name: non-empty, without NUL, and (unless `reserved`) not starting with `__`.
-  static func checkName(_ name: String, reserved: Bool) throws(StoreError) {
-    guard !name.isEmpty, reserved || !name.hasPrefix("__"), !name.utf8.contains(0) else {
-      throw StoreError(
-        .invalidQuery, "invalid collection name \"\(name)\": names are non-empty, without NUL, and do not start with __"
-      )
-    }
-  }
-
   /// Moves a catalog entry to another name: the documents and indexes stay where they are (their
   /// databases are named by the collection's id), so this is O(1) whatever the collection's size.
   /// With `dropTarget`, a collection already named `newName` is dropped first.

@@ -427,10 +427,11 @@ public struct TransactionCollection {
   /// Renames the collection, as MongoDB's `renameCollection`: its documents, indexes and UUID
   /// go with it, in O(1) (the catalog entry moves; the data stays where it is).
   /// - Parameters:
-  ///   - newName: the new name (non-empty, without NUL, not starting with `__`).
+  ///   - newName: the new name, which follows MongoDB's naming rules (see ``Store/collection(_:)``).
   ///   - dropTarget: drop a collection already named `newName` first, in the same transaction.
   /// - Throws: ``StoreError/Kind/namespace`` when this collection does not exist or `newName`
-  ///   exists and `dropTarget` is false; ``StoreError/Kind/invalidQuery`` for an invalid name;
+  ///   exists and `dropTarget` is false, or `newName` breaks the naming rules (see
+  ///   ``Store/collection(_:)``);
   ///   ``StoreError/Kind/readOnly`` in a read transaction.
   public func rename(to newName: String, dropTarget: Bool = false) throws(StoreError) {
     try transaction.renameCollection(name, to: newName, dropTarget: dropTarget, reserved: false)
