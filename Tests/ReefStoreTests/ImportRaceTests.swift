@@ -197,6 +197,40 @@ import Testing
 
   // MARK: In two processes (the built `reef`)
 
+  /// A `reef` write waiting behind another process's write transaction says so when its
+  /// standard error is a terminal.
+  @Test func aReefWriterWaitingForAnotherProcessSaysSoOnATerminal() throws {
+    let run = try ReefRun()
+    let store = try Store(path: run.store)
+    try store.collection("c").insert(["_id": 1, "a": 1])
+    let terminal = try PseudoTerminal()
+    let holding = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    let group = DispatchGroup()
+    DispatchQueue.global().async(group: group) {
+      _ = try? store.write { _ in
+        holding.signal()
+        release.wait()
+      }
+    }
+    try #require(holding.wait(timeout: .now() + Self.patience) == .success)
+    let pid = try run.start(
+      "index", ["index", "create", "--store", run.store, "--collection", "c", "--keys", #"{"a": 1}"#],
+      standardError: terminal.devicePath)
+    var said = ""
+    var waited = 0.0
+    while !said.contains("reef: waiting for another writer…") && waited < Self.patience {
+      said += terminal.readAvailable()
+      usleep(10_000)
+      waited += 0.01
+    }
+    release.signal()
+    #expect(said.contains("reef: waiting for another writer…"), "reef said: \(said)")
+    #expect(try run.finish(pid) == 0)
+    _ = group.wait(timeout: .now() + Self.patience)
+    #expect(try store.collection("c").listIndexes().count == 2)
+  }
+
   /// Two `reef import`s into one collection, the second started while the first is paused
   /// before its swap: the second waits for the first (and says so), then both succeed.
   @Test(arguments: [false, true], [false, true])
@@ -356,14 +390,21 @@ final class ReefRun {
 
   deinit { removeTree(directory) }
 
-  /// Starts `reef` with `arguments`; with `pausing`, its import pauses before the swap.
-  func start(_ name: String, _ arguments: [String], pausing: Bool = false) throws -> pid_t {
+  /// Starts `reef` with `arguments`; with `pausing`, its import pauses before the swap. Its
+  /// standard error goes to `<name>.err`, or to `standardError` (a terminal) when given.
+  func start(_ name: String, _ arguments: [String], pausing: Bool = false, standardError: String? = nil) throws
+    -> pid_t
+  {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 1, directory + "/\(name).out", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-    posix_spawn_file_actions_addopen(&actions, 2, directory + "/\(name).err", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    if let standardError {
+      posix_spawn_file_actions_addopen(&actions, 2, standardError, O_RDWR | O_NOCTTY, 0)
+    } else {
+      posix_spawn_file_actions_addopen(&actions, 2, directory + "/\(name).err", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    }
     var environment: [String] = []
     var entry = environ
     while let pointer = entry.pointee {
@@ -414,5 +455,55 @@ final class ReefRun {
       usleep(10_000)
       waited += 0.01
     }
+  }
+}
+
+/// A pseudo-terminal: a process given its device as standard error writes to a terminal, and
+/// the test reads what it wrote from the other side.
+final class PseudoTerminal {
+  private let controller: Int32
+  /// The terminal device, to open in the child.
+  let devicePath: String
+
+  init() throws {
+    #if os(Linux)
+      // Glibc's posix_openpt, unlockpt and ptsname are not imported: their ioctls, which are
+      // the same on every Linux architecture (asm-generic).
+      controller = open("/dev/ptmx", O_RDWR | O_NOCTTY)
+      var unlocked: Int32 = 0
+      var number: UInt32 = 0
+      guard controller >= 0, ioctl(controller, 0x4004_5431 /* TIOCSPTLCK */, &unlocked) == 0,
+        ioctl(controller, 0x8004_5430 /* TIOCGPTN */, &number) == 0
+      else { throw StoreError(.storage, "cannot open a pseudo-terminal (errno \(errno))") }
+      devicePath = "/dev/pts/\(number)"
+    #else
+      controller = posix_openpt(O_RDWR | O_NOCTTY)
+      guard controller >= 0, grantpt(controller) == 0, unlockpt(controller) == 0, let name = ptsname(controller)
+      else { throw StoreError(.storage, "cannot open a pseudo-terminal (errno \(errno))") }
+      devicePath = String(cString: name)
+    #endif
+    _ = fcntl(controller, F_SETFD, FD_CLOEXEC)
+    _ = fcntl(controller, F_SETFL, fcntl(controller, F_GETFL) | O_NONBLOCK)
+    // Keep the device open here too, so that reads do not fail before the child opens it.
+    device = open(devicePath, O_RDWR | O_NOCTTY | O_CLOEXEC)
+  }
+
+  private var device: Int32 = -1
+
+  deinit {
+    if device >= 0 { close(device) }
+    close(controller)
+  }
+
+  /// What has been written to the terminal since the last call (nothing when nothing was).
+  func readAvailable() -> String {
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+      let count = read(controller, &buffer, buffer.count)
+      guard count > 0 else { break }
+      bytes += buffer[..<count]
+    }
+    return String(decoding: bytes, as: UTF8.self)
   }
 }
