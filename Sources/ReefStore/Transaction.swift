@@ -255,14 +255,16 @@ public final class Transaction {
     try removeFromCatalog(name)
     info.name = newName
     // A change of the collection under both names: its generation passes the one it replaces.
-    info.generation = max(info.generation, replacedGeneration) &+ 1
+    info.raiseGeneration(to: max(info.generation, replacedGeneration) &+ 1)
     info.changedInTransaction = true
     try save(info)
   }
 
   func save(_ info: CollectionInfo) throws(StoreError) {
+    var info = info
     let catalogDB = try database(Transaction.catalogName, create: true)!
-    let bytes = info.document.bytes
+    let bytes = info.encoded ?? info.document.bytes
+    info.encoded = bytes
     try lmdb.put(catalogDB, Array(info.name.utf8), bytes)
     catalog[info.name] = info
     // The next transaction finds these bytes parsed (if this one rolls back, the bytes it reads
@@ -285,7 +287,7 @@ public final class Transaction {
   @inline(never)
   func saveChange(_ info: inout CollectionInfo) throws(StoreError) {
     if !info.changedInTransaction {
-      info.generation &+= 1
+      info.raiseGeneration(to: info.generation &+ 1)
       info.changedInTransaction = true
     }
     try save(info)
@@ -313,11 +315,15 @@ struct CollectionInfo {
   var name: String
   let id: Int64
   var uuid: [UInt8]
-  var indexes: [IndexSpecification]
+  var indexes: [IndexSpecification] { didSet { encoded = nil } }
   /// How many write transactions have changed the collection (its documents, its indexes, its
   /// name): with ``id``, what an import checks to know that no one else wrote to its target.
-  /// Entries written before it existed have none, read as 0.
-  var generation: Int64 = 0
+  /// Entries written before it existed have none, read as 0. Set with ``raiseGeneration(to:)``.
+  private(set) var generation: Int64 = 0
+  /// The entry's BSON bytes (``document``) when known: as read, or as last saved. Raising the
+  /// generation patches them in place (it is their first field), so that the catalog write of
+  /// a transaction that only changes documents does not build the entry again.
+  var encoded: [UInt8]?
   /// Whether this transaction has raised ``generation`` already (not stored).
   var changedInTransaction = false
   /// The database of documents, keyed by encoded `_id` (made once: entries are cached by the store).
@@ -339,6 +345,7 @@ struct CollectionInfo {
     self.id = id
     documentsName = "c:\(id)"
     self.uuid = uuid.data
+    encoded = document.bytes
     switch document["generation"] {
     case nil: generation = 0
     case .int64(let value)?: generation = value
@@ -354,14 +361,32 @@ struct CollectionInfo {
 
   var document: Document {
     var builder = DocumentBuilder()
+    // First, at a fixed offset: see `raiseGeneration(to:)`.
+    builder.append("generation", .int64(generation))
     builder.append("id", .int64(id))
     builder.append("uuid", .binary(Binary(subtype: .uuid, data: uuid)))
     builder.append("indexes", .array(BSONArray(indexes.map { .document($0.document) })))
-    builder.append("generation", .int64(generation))
     return builder.document
   }
 
   func indexName(_ index: IndexSpecification) -> String { "i:\(id):\(index.name)" }
+
+  /// The bytes that start an entry whose first field is the generation: the document's 4-byte
+  /// length comes before them, the generation's 8 bytes after (at offset 16).
+  private static let generationPrefix: [UInt8] = [0x12] + Array("generation".utf8) + [0]
+
+  /// Sets the generation, patching ``encoded`` in place when the generation is its first field
+  /// (entries written since it exists), else forgetting it.
+  mutating func raiseGeneration(to value: Int64) {
+    generation = value
+    guard var bytes = encoded, bytes.count >= 24, bytes[4..<16].elementsEqual(Self.generationPrefix) else {
+      encoded = nil
+      return
+    }
+    encoded = nil  // the array is then uniquely referenced: patched without a copy
+    withUnsafeBytes(of: value.littleEndian) { bytes.replaceSubrange(16..<24, with: $0) }
+    encoded = bytes
+  }
 
   /// The collection's identity and generation: another value means it was dropped (and maybe
   /// made again) or changed.

@@ -163,8 +163,36 @@ import Testing
     try store.write { try $0.collection("b").rename(to: "a", dropTarget: true) }
     let renamed = try #require(try version("a"))
     #expect(renamed.generation == 6 && renamed.id != created.id)
-    // A reader of another process sees the generation in the catalog entry, as stored.
-    #expect(try store.read { try $0.info("a", create: false)?.document["generation"] } == .int64(6))
+    // The stored entry says so (another process reads it): its first field, patched in place
+    // by writes that change only documents.
+    for i in 0..<3 { try store.collection("a").insert(["_id": .int32(Int32(100 + i))]) }
+    let stored = try #require(try catalogEntry("a", in: store))
+    #expect(stored.keys == ["generation", "id", "uuid", "indexes"])
+    #expect(stored["generation"] == .int64(9))
+    #expect(try CollectionInfo(stored, name: "a").version == CollectionVersion(id: renamed.id, generation: 9))
+  }
+
+  /// An entry written before generations existed reads as generation 0, and the next write
+  /// stores it with one.
+  @Test func anEntryWithoutAGenerationGainsOneAtTheNextWrite() throws {
+    let temporary = try TemporaryStore()
+    let store = temporary.store
+    try store.collection("a").insert(["_id": 1])
+    let current = try #require(try catalogEntry("a", in: store))
+    var old = DocumentBuilder()
+    for element in current where element.key != "generation" { old.append(element.key, element.value) }
+    try store.write { transaction in
+      let catalog = try transaction.database(Transaction.catalogName, create: false)!
+      try transaction.lmdb.put(catalog, Array("a".utf8), old.document.bytes)
+    }
+    #expect(try store.read { try $0.info("a", create: false)?.generation } == 0)
+    try store.collection("a").insert(["_id": 2])
+    let upgraded = try #require(try catalogEntry("a", in: store))
+    #expect(upgraded.keys == ["generation", "id", "uuid", "indexes"])
+    #expect(upgraded["generation"] == .int64(1))
+    try store.collection("a").insert(["_id": 3])
+    #expect(try catalogEntry("a", in: store)?["generation"] == .int64(2))
+    #expect(try store.collection("a").count() == 3)
   }
 
   // MARK: Writers that wait
@@ -353,6 +381,15 @@ func writeLines(_ path: String, ids: Range<Int>, tag: String) {
   var text = ""
   for id in ids { text += "{\"_id\": \(id), \"name\": \"\(tag) \(id)\"}\n" }
   writeFile(path, Array(text.utf8))
+}
+
+/// The catalog entry of a collection, as stored.
+func catalogEntry(_ name: String, in store: Store) throws -> Document? {
+  let bytes = try store.read { transaction -> [UInt8]? in
+    guard let catalog = try transaction.database(Transaction.catalogName, create: false) else { return nil }
+    return try transaction.lmdb.get(catalog, Array(name.utf8)).map { Array($0) }
+  }
+  return try bytes.map { try Document(bytes: $0) }
 }
 
 /// The import leases in a store's `__meta` database, by key.
