@@ -1,6 +1,6 @@
 import ArgumentParser
 import ReefBSON
-import ReefStore
+@_spi(ReefTesting) import ReefStore
 
 #if canImport(Glibc)
   import Glibc
@@ -24,7 +24,13 @@ public struct ImportCommand: ParsableCommand {
 
       The import adds to existing collections (--drop replaces them) and is all or nothing: if \
       a document cannot be read or stored, nothing is imported and the exit code is 1. With \
-      --skip-invalid such documents are skipped and listed on standard error instead.
+      --skip-invalid such documents are skipped and listed on standard error instead. Files and \
+      folders of a dump directory that are not dump files are listed on standard error as not \
+      imported.
+
+      Imports into the same collection take turns (the later one waits, and says so). If \
+      another writer changes a target collection while the import runs, the import fails and \
+      nothing is imported: no acknowledged write is lost.
 
       A progress bar is shown on standard error when it is a terminal; a summary line is printed \
       at the end.
@@ -86,8 +92,9 @@ public struct ImportCommand: ParsableCommand {
 
   /// Runs the import.
   public func run() throws {
-    let options = ImportOptions(
+    var options = ImportOptions(
       database: db, collection: collection, include: include, exclude: exclude, drop: drop, skipInvalid: skipInvalid)
+    options.beforeSwap = Self.testPauseBeforeSwap()
     let report = try withStore(storeOptions.store, readOnly: false) { store in
       let bar = ProgressBar.onTerminal()
       defer { bar?.finish() }
@@ -99,6 +106,7 @@ public struct ImportCommand: ParsableCommand {
           bytes: true)
       }
     }
+    for entry in report.ignored { printError("reef: not imported: \(entry)") }
     for skip in report.skipped { printError("reef: skipped \(skip)") }
     if report.skippedCount > report.skipped.count {
       printError("reef: … and \(report.skippedCount - report.skipped.count) more skipped")
@@ -107,6 +115,21 @@ public struct ImportCommand: ParsableCommand {
     print(
       "imported \(report.documents) \(report.documents == 1 ? "document" : "documents") into \(names), \(report.skippedCount) skipped"
     )
+  }
+}
+
+extension ImportCommand {
+  /// For tests only: with `REEF_TEST_PAUSE_BEFORE_SWAP=<folder>`, an import that has written its
+  /// last batch creates `<folder>/paused.<pid>` and waits until `<folder>/resume` exists before
+  /// it swaps its collections in, so that a test can make other writers overlap it.
+  static func testPauseBeforeSwap() -> (@Sendable () -> Void)? {
+    guard let value = getenv("REEF_TEST_PAUSE_BEFORE_SWAP") else { return nil }
+    let folder = String(cString: value)
+    return {
+      let marker = open("\(folder)/paused.\(getpid())", O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+      if marker >= 0 { close(marker) }
+      while access("\(folder)/resume", F_OK) != 0 { usleep(10_000) }
+    }
   }
 }
 

@@ -3,6 +3,12 @@ import ReefBSON
 import ReefQuery
 import ReefStore
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// `--store PATH`, shared by the commands that work on a store.
 public struct StoreOptionsGroup: ParsableArguments {
   /// The store file.
@@ -20,9 +26,21 @@ func failure(_ error: Error) -> ExitCode {
 }
 
 /// Opens a store, reporting failure as exit code 1.
+///
+/// A writer says why it waits on standard error: behind another import into the same
+/// collection always, behind another writer ("waiting for another writer…") when standard
+/// error is a terminal.
 func openStore(_ path: String, readOnly: Bool) throws -> Store {
+  var options = StoreOptions(readOnly: readOnly)
+  if !readOnly {
+    let terminal = isatty(2) != 0
+    options.onWait = { wait in
+      guard terminal || wait.kind != .writer else { return }
+      printError("reef: \(wait)")
+    }
+  }
   do {
-    return try Store(path: path, options: StoreOptions(readOnly: readOnly))
+    return try Store(path: path, options: options)
   } catch {
     throw failure(error)
   }

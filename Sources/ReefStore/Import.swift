@@ -31,6 +31,10 @@ public struct ImportOptions: Sendable {
   public var batchBytes: Int
   /// The most skipped documents listed in ``ImportReport/skipped`` (all are counted).
   public var maximumReportedSkips: Int
+  /// For tests only: called after the last batch, before the transaction that swaps the
+  /// imported collections in, on the importing thread. Tests pause an import here to make other
+  /// writers overlap it. (The `reef` tool sets it from `REEF_TEST_PAUSE_BEFORE_SWAP`.)
+  @_spi(ReefTesting) public var beforeSwap: (@Sendable () -> Void)?
 
   /// Creates options; by default everything is imported into `db.collection` collections, added
   /// to what they hold, and the first invalid document fails the import.
@@ -103,6 +107,9 @@ public struct ImportReport: Sendable {
   public var skippedCount = 0
   /// The first ``ImportOptions/maximumReportedSkips`` skipped documents.
   public var skipped: [SkippedDocument] = []
+  /// What the source holds that was not imported because it is not a dump file (see
+  /// ``DumpSource/ignored``), to be reported to the user.
+  public var ignored: [DumpSource.Ignored] = []
 }
 
 extension Store {
@@ -119,9 +126,23 @@ extension Store {
   /// transaction swaps every temporary collection in under its target's name. If anything fails
   /// (the source, a document, the disk), the temporary collections are dropped and every target
   /// is as it was; if the process dies, they are dropped by the next import. Readers see each
-  /// target as before or as after, never in between. Writes that other transactions make to a
-  /// target while the import runs are lost when it is swapped. Adding to a large existing
-  /// collection costs a copy of it; importing into a new or dropped one does not.
+  /// target as before or as after, never in between. Adding to a large existing collection
+  /// costs a copy of it; importing into a new or dropped one does not.
+  ///
+  /// No acknowledged write is lost to an import:
+  /// - Imports into the same collection take turns, in this process or others: an import holds
+  ///   a lease on each of its targets from its first transaction to its swap. An import that
+  ///   finds a target leased by a live process waits for it (reporting
+  ///   ``StoreWait/Kind/importLease`` once through ``StoreOptions/onWait``) and then reads the
+  ///   target as the other import left it; the lease of a process that died is taken over. So
+  ///   two imports that add to a collection both add to it, and with
+  ///   ``ImportOptions/drop`` the later one replaces the earlier one.
+  /// - Any other write to a target while the import runs (documents, indexes, a drop or a
+  ///   rename; any process) makes the import fail with ``StoreError/Kind/conflict`` naming the
+  ///   collection, and nothing is imported: each target's generation (a count of the write
+  ///   transactions that changed it) must be the one it had when the import began, at every
+  ///   batch that copies its documents and at the swap. This holds with
+  ///   ``ImportOptions/drop`` too.
   ///
   /// The batches commit with at most ``Durability/normal`` durability (no flush: a power loss
   /// can only undo batches of an import that has not returned); the last commit has the
@@ -141,12 +162,15 @@ extension Store {
   /// - Returns: what was imported and skipped.
   /// - Throws: ``BSONError`` for a source that cannot be read or bad patterns,
   ///   ``StoreError`` for a document that cannot be stored (naming the namespace, the document's
-  ///   index and offset, and the target) or a failing store; in both cases nothing was imported.
+  ///   index and offset, and the target), a target name that breaks the naming rules
+  ///   (``StoreError/Kind/namespace``), a target another writer changed meanwhile
+  ///   (``StoreError/Kind/conflict``) or a failing store; in every case nothing was imported.
   /// - Complexity: O(n log n) in the documents; memory is one batch.
   public func importDump(
     from source: DumpSource, options: ImportOptions = ImportOptions(), progress: ((ImportProgress) -> Void)? = nil
   ) throws -> ImportReport {
     var run = ImportRun(store: self, source: source, options: options, progress: progress)
+    defer { run.forgetLeases() }
     do {
       return try run.run()
     } catch {
@@ -157,7 +181,7 @@ extension Store {
 }
 
 /// The state of one import.
-private struct ImportRun {
+struct ImportRun {
   let store: Store
   let source: DumpSource
   let options: ImportOptions
@@ -167,6 +191,9 @@ private struct ImportRun {
   struct Target {
     var temporary: String
     var report: ImportReport.Target
+    /// The target's version when the import began (nil when it did not exist): it must still
+    /// have it at the swap.
+    var expected: CollectionVersion?
   }
   var targets: [String: Target] = [:]
   var order: [String] = []
@@ -209,11 +236,7 @@ private struct ImportRun {
         "a collection name renames one namespace, but the source has \(prelude.count) (\(shown)\(prelude.count > 5 ? ", …" : "")); select one with an include pattern"
       )
     }
-    // Like the batches: until the swap commits, a power loss may undo this and lose nothing.
-    try store.write(durability: batchDurability) { transaction in
-      try removeAbandonedCollections(transaction)
-      for (namespace, metadata) in prelude { try prepareTarget(namespace, metadata: metadata, in: transaction) }
-    }
+    try prepare(prelude)
     for name in order where !options.drop { try copyExisting(name) }
     reading: while true {
       let next = Result { () throws(BSONError) in try source.nextArchiveDocument() }
@@ -236,6 +259,11 @@ private struct ImportRun {
         // Not in the prelude (sources list every namespace there; this is for safety).
         try flush()
         try store.write(durability: batchDurability) { transaction in
+          let name = self.target(for: namespace)
+          if let holder = try leaseHolder(of: name, in: transaction) {
+            throw StoreError(
+              .conflict, "collection \(name) is being imported by process \(holder); nothing was imported")
+          }
           try prepareTarget(namespace, metadata: CollectionMetadata(), in: transaction)
         }
       }
@@ -246,14 +274,18 @@ private struct ImportRun {
       if batch.count >= options.batchDocuments || batchBytes >= options.batchBytes { try flush() }
     }
     try flush()
+    options.beforeSwap?()
     try store.write { transaction in
       for name in order {
+        try checkUnchanged(name, in: transaction)
         let temporary = targets[name]!.temporary
         try transaction.renameCollection(temporary, to: name, dropTarget: true, reserved: false)
+        try releaseLease(of: name, in: transaction)
         targets[name]!.report.indexes = try transaction.collection(name).listIndexes().count
       }
     }
     report.targets = order.map { targets[$0]!.report }
+    report.ignored = source.ignored
     reportProgress()
     return report
   }
@@ -274,10 +306,13 @@ private struct ImportRun {
       try Transaction.checkName(name, reserved: false)
       let temporary = "\(Self.temporaryPrefix)\(getpid()).\(String(UInt64.random(in: 0...UInt64.max), radix: 16))"
       _ = try transaction.info(temporary, create: true, reserved: true)
+      try takeLease(of: name, for: temporary, in: transaction)
+      let existing = try transaction.info(name, create: false)
       targets[name] = Target(
-        temporary: temporary, report: ImportReport.Target(collection: name, sources: [], documents: 0, indexes: 0))
+        temporary: temporary, report: ImportReport.Target(collection: name, sources: [], documents: 0, indexes: 0),
+        expected: existing?.version)
       order.append(name)
-      if !options.drop, let existing = try transaction.info(name, create: false) {
+      if !options.drop, let existing {
         for index in existing.indexes { try transaction.collection(temporary).createIndex(index) }
       }
     }
@@ -301,13 +336,15 @@ private struct ImportRun {
     }
   }
 
-  /// Copies the documents of an existing target into its temporary collection, in batches.
+  /// Copies the documents of an existing target into its temporary collection, in batches,
+  /// each checking that the target is still the one the import began with.
   func copyExisting(_ name: String) throws {
     let temporary = targets[name]!.temporary
     var after: [UInt8]?
     var done = false
     while !done {
       try store.write(durability: batchDurability) { transaction in
+        try checkUnchanged(name, in: transaction)
         guard let info = try transaction.info(name, create: false),
           let documentsDB = try transaction.documentsDatabase(info, create: false)
         else {
@@ -410,21 +447,34 @@ private struct ImportRun {
         totalBytes: source.totalBytes, namespace: source.namespace))
   }
 
-  /// Drops this import's temporary collections (after a failure).
+  /// Drops this import's temporary collections and releases its leases (after a failure).
   func discardTemporaryCollections() {
-    let names = targets.values.map(\.temporary)
-    guard !names.isEmpty else { return }
+    guard !targets.isEmpty else { return }
     _ = try? store.write { transaction in
-      for name in names { try transaction.collection(name).drop() }
+      for (name, target) in targets {
+        try transaction.collection(target.temporary).drop()
+        try releaseLease(of: name, in: transaction)
+      }
     }
   }
 
-  /// Drops temporary collections left by imports whose process is gone.
+  /// Drops temporary collections, and releases leases, left by imports whose process is gone.
   func removeAbandonedCollections(_ transaction: Transaction) throws {
     for name in try transaction.catalogNames() where name.hasPrefix(Self.temporaryPrefix) {
-      let rest = name.dropFirst(Self.temporaryPrefix.count)
-      guard let dot = rest.firstIndex(of: "."), let pid = pid_t(rest[..<dot]), pid != getpid() else { continue }
-      if kill(pid, 0) == -1 && errno == ESRCH { try transaction.collection(name).drop() }
+      guard let pid = Self.processID(ofTemporary: name), pid != getpid() else { continue }
+      if !Self.isAlive(pid) { try transaction.collection(name).drop() }
     }
+    try removeAbandonedLeases(transaction)
   }
+
+  /// The process that made a temporary collection (`__import.<pid>.<random>`).
+  static func processID(ofTemporary name: some StringProtocol) -> pid_t? {
+    guard name.hasPrefix(temporaryPrefix) else { return nil }
+    let rest = name.dropFirst(temporaryPrefix.count)
+    guard let dot = rest.firstIndex(of: ".") else { return nil }
+    return pid_t(rest[..<dot])
+  }
+
+  /// Whether the process `pid` is running (one of another user's included).
+  static func isAlive(_ pid: pid_t) -> Bool { !(kill(pid, 0) == -1 && errno == ESRCH) }
 }

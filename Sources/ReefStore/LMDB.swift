@@ -29,8 +29,12 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     case corrupt
     /// Any other LMDB error.
     case storage
-    /// A collection that must exist does not, or one that must not exist does (renaming).
+    /// A collection name that breaks the naming rules, a collection that must exist does not, or
+    /// one that must not exist does (renaming).
     case namespace
+    /// Another writer changed a collection that an operation had read and was about to replace
+    /// (an import swapping in its copy of a collection); nothing of the operation was written.
+    case conflict
   }
 
   public var kind: Kind

@@ -58,6 +58,16 @@ public struct StoreOptions: Sendable {
   /// table). When it is 32 or more, each open store also keeps up to 4 of its finished read
   /// transactions for reuse, each holding a slot of the table (but no snapshot) meanwhile.
   public var maximumReaders = 126
+  /// Called when a write waits: when beginning a write transaction has taken more than a second
+  /// (another writer, in this process or another, holds the store's write lock:
+  /// ``StoreWait/Kind/writer``), and when an import waits for another import into the same
+  /// collection (``StoreWait/Kind/importLease``). Each wait is reported once. Writer waits are
+  /// reported from a thread of the store's, the others from the waiting thread. `nil` (the
+  /// default) watches nothing and costs nothing; otherwise each write transaction takes an
+  /// uncontended mutex twice more.
+  public var onWait: (@Sendable (StoreWait) -> Void)?
+  /// Seconds a write transaction may take to begin before ``onWait`` reports it (tests shorten it).
+  var writerWaitDelay = 1.0
 
   /// Whether commits flush to disk: `true` is ``Durability/full``, `false` ``Durability/none``.
   @available(*, deprecated, message: "use durability (.full, .normal or .none)")
@@ -69,13 +79,14 @@ public struct StoreOptions: Sendable {
   /// Options; by default a writable store that grows from 64 MiB, fully durable.
   public init(
     initialMapSize: Int = 64 << 20, maximumMapSize: Int = 1 << 40, readOnly: Bool = false,
-    durability: Durability = .full, maximumReaders: Int = 126
+    durability: Durability = .full, maximumReaders: Int = 126, onWait: (@Sendable (StoreWait) -> Void)? = nil
   ) {
     self.initialMapSize = initialMapSize
     self.maximumMapSize = maximumMapSize
     self.readOnly = readOnly
     self.durability = durability
     self.maximumReaders = maximumReaders
+    self.onWait = onWait
   }
 
   /// Options with `syncOnCommit` (`true` is ``Durability/full``, `false` ``Durability/none``).
@@ -119,11 +130,14 @@ public final class Store: @unchecked Sendable {
   /// Held for the whole of a write transaction: this process's writers take turns here (LMDB's
   /// own lock orders them with other processes), and the map grows only while holding it.
   let writeLock = Mutex()
+  /// Reports writes slow to begin, when ``StoreOptions/onWait`` is set.
+  private let writeWatch: WriteWaitWatch?
 
   /// Opens the store at `path`, creating it unless read-only.
   public init(path: String, options: StoreOptions = StoreOptions()) throws(StoreError) {
     self.path = path
     self.options = options
+    writeWatch = options.onWait.map { WriteWaitWatch(delay: options.writerWaitDelay, hook: $0) }
     // The log first: its first opener after a restart puts the store file back at the last
     // checkpoint before LMDB reads it.
     log = try CommitLog.open(storePath: path, readOnly: options.readOnly)
@@ -168,6 +182,7 @@ public final class Store: @unchecked Sendable {
   }
 
   deinit {
+    writeWatch?.stop()
     for reader in idleReaders { reader.abort() }
     idleReaders = []
     if environmentOpened { log?.close(environment: environment) }
@@ -258,19 +273,26 @@ public final class Store: @unchecked Sendable {
   /// A ``Durability/full`` commit also makes every earlier commit durable.
   public func write<R>(durability: Durability, _ body: (Transaction) throws -> R) throws -> R {
     guard !options.readOnly else { throw StoreError(.readOnly, "the store \(path) is open read-only") }
-    return try writeLock.withLock { () throws -> R in
+    // Waiting for the write lock (writers of this process) and for LMDB's (of other processes)
+    // is watched, when asked, so that a wait longer than a second is reported.
+    let ticket = writeWatch?.begin()
+    writeLock.lock()
+    defer { writeLock.unlock() }
+    let transaction: Transaction
+    do {
+      defer { if let ticket { writeWatch?.end(ticket) } }
       try growMapIfNeeded()
-      let transaction = try Transaction(store: self, readOnly: false)
-      let result: R
-      do {
-        result = try body(transaction)
-      } catch {
-        transaction.finish(commit: false)
-        throw error
-      }
-      try transaction.commit(durability: durability)
-      return result
+      transaction = try Transaction(store: self, readOnly: false)
     }
+    let result: R
+    do {
+      result = try body(transaction)
+    } catch {
+      transaction.finish(commit: false)
+      throw error
+    }
+    try transaction.commit(durability: durability)
+    return result
   }
 
   // MARK: Memory
@@ -460,6 +482,19 @@ public final class Store: @unchecked Sendable {
 
   /// The collection named `name`; it exists once something is written to it. A collection that
   /// does not exist reads as empty.
+  ///
+  /// Names follow MongoDB's rules, so that every collection exports to a dump and imports again
+  /// under the same name; the first write to a collection whose name breaks them throws
+  /// ``StoreError/Kind/namespace``, saying which rule and where. A name with a dot is
+  /// `database.collection` (split at the first dot), one without a dot a collection alone
+  /// (`contacts`).
+  /// - The name is not empty, holds no NUL, is at most 255 bytes and does not start with `__`
+  ///   (reserved for the store's own collections).
+  /// - The database part is shorter than 64 bytes and holds none of `/ \ . space " $`.
+  /// - The collection part holds no `$` and no `.system.`, and starts with `system.` only for the
+  ///   system collections clients may write (`system.js`, `system.views`, `system.users`,
+  ///   `system.profile`, `system.buckets.<name>`; in `admin` also `system.roles`,
+  ///   `system.version`, …).
   public func collection(_ name: String) -> Collection { Collection(store: self, name: name) }
 
   /// A typed collection of Codable values, encoded with `BSONEncoder` and decoded with `BSONDecoder`.
@@ -483,6 +518,8 @@ final class Mutex: @unchecked Sendable {
     defer { pthread_mutex_unlock(&mutex) }
     return try body()
   }
+  func lock() { pthread_mutex_lock(&mutex) }
+  func unlock() { pthread_mutex_unlock(&mutex) }
   /// Runs `body` holding the lock if no one holds it; does nothing otherwise.
   func withLockIfAvailable(_ body: () -> Void) {
     guard pthread_mutex_trylock(&mutex) == 0 else { return }

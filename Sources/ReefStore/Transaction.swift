@@ -233,15 +233,6 @@ public final class Transaction {
     try lmdb.put(created, key, withUnsafeBytes(of: current.littleEndian) { Array($0) })
   }
 
-  /// Checks a collection name: non-empty, without NUL, and (unless `reserved`) not starting with `__`.
-  static func checkName(_ name: String, reserved: Bool) throws(StoreError) {
-    guard !name.isEmpty, reserved || !name.hasPrefix("__"), !name.utf8.contains(0) else {
-      throw StoreError(
-        .invalidQuery, "invalid collection name \"\(name)\": names are non-empty, without NUL, and do not start with __"
-      )
-    }
-  }
-
   /// Moves a catalog entry to another name: the documents and indexes stay where they are (their
   /// databases are named by the collection's id), so this is O(1) whatever the collection's size.
   /// With `dropTarget`, a collection already named `newName` is dropped first.
@@ -252,22 +243,54 @@ public final class Transaction {
       throw StoreError(.namespace, "cannot rename \(name) to \(newName): \(name) does not exist")
     }
     if newName == name { return }
-    if try self.info(newName, create: false) != nil {
+    var replacedGeneration: Int64 = 0
+    if let existing = try self.info(newName, create: false) {
       guard dropTarget else {
         throw StoreError(
           .namespace, "cannot rename \(name) to \(newName): \(newName) exists (drop it, or pass dropTarget)")
       }
+      replacedGeneration = existing.generation
       try collection(newName).drop()
     }
     try removeFromCatalog(name)
     info.name = newName
+    // A change of the collection under both names: its generation passes the one it replaces.
+    info.raiseGeneration(to: max(info.generation, replacedGeneration) &+ 1)
+    info.changedInTransaction = true
     try save(info)
   }
 
   func save(_ info: CollectionInfo) throws(StoreError) {
+    var info = info
     let catalogDB = try database(Transaction.catalogName, create: true)!
-    try lmdb.put(catalogDB, Array(info.name.utf8), info.document.bytes)
+    let bytes = info.encoded ?? info.document.bytes
+    info.encoded = bytes
+    try lmdb.put(catalogDB, Array(info.name.utf8), bytes)
     catalog[info.name] = info
+    // The next transaction finds these bytes parsed (if this one rolls back, the bytes it reads
+    // differ, and it parses them).
+    var parsed = info
+    parsed.changedInTransaction = false
+    store.cacheCatalogEntry(info.name, bytes, parsed)
+  }
+
+  /// Records that this transaction changes a collection (its documents or indexes): the first
+  /// time, its generation goes up by one, in its catalog entry. One catalog write per collection
+  /// and transaction; the other changes only test a flag.
+  @inline(__always)
+  func noteChange(_ info: inout CollectionInfo) throws(StoreError) {
+    if info.changedInTransaction { return }
+    try saveChange(&info)
+  }
+
+  /// Saves a changed catalog entry, its generation raised once per transaction.
+  @inline(never)
+  func saveChange(_ info: inout CollectionInfo) throws(StoreError) {
+    if !info.changedInTransaction {
+      info.raiseGeneration(to: info.generation &+ 1)
+      info.changedInTransaction = true
+    }
+    try save(info)
   }
 
   func removeFromCatalog(_ name: String) throws(StoreError) {
@@ -292,7 +315,17 @@ struct CollectionInfo {
   var name: String
   let id: Int64
   var uuid: [UInt8]
-  var indexes: [IndexSpecification]
+  var indexes: [IndexSpecification] { didSet { encoded = nil } }
+  /// How many write transactions have changed the collection (its documents, its indexes, its
+  /// name): with ``id``, what an import checks to know that no one else wrote to its target.
+  /// Entries written before it existed have none, read as 0. Set with ``raiseGeneration(to:)``.
+  private(set) var generation: Int64 = 0
+  /// The entry's BSON bytes (``document``) when known: as read, or as last saved. Raising the
+  /// generation patches them in place (it is their first field), so that the catalog write of
+  /// a transaction that only changes documents does not build the entry again.
+  var encoded: [UInt8]?
+  /// Whether this transaction has raised ``generation`` already (not stored).
+  var changedInTransaction = false
   /// The database of documents, keyed by encoded `_id` (made once: entries are cached by the store).
   let documentsName: String
 
@@ -312,6 +345,12 @@ struct CollectionInfo {
     self.id = id
     documentsName = "c:\(id)"
     self.uuid = uuid.data
+    encoded = document.bytes
+    switch document["generation"] {
+    case nil: generation = 0
+    case .int64(let value)?: generation = value
+    default: throw StoreError(.corrupt, "the generation of \(name) in the catalog is damaged")
+    }
     var specs: [IndexSpecification] = []
     for entry in indexes {
       guard case .document(let spec) = entry else { throw StoreError(.corrupt, "an index of \(name) is damaged") }
@@ -322,6 +361,8 @@ struct CollectionInfo {
 
   var document: Document {
     var builder = DocumentBuilder()
+    // First, at a fixed offset: see `raiseGeneration(to:)`.
+    builder.append("generation", .int64(generation))
     builder.append("id", .int64(id))
     builder.append("uuid", .binary(Binary(subtype: .uuid, data: uuid)))
     builder.append("indexes", .array(BSONArray(indexes.map { .document($0.document) })))
@@ -330,10 +371,37 @@ struct CollectionInfo {
 
   func indexName(_ index: IndexSpecification) -> String { "i:\(id):\(index.name)" }
 
+  /// The bytes that start an entry whose first field is the generation: the document's 4-byte
+  /// length comes before them, the generation's 8 bytes after (at offset 16).
+  private static let generationPrefix: [UInt8] = [0x12] + Array("generation".utf8) + [0]
+
+  /// Sets the generation, patching ``encoded`` in place when the generation is its first field
+  /// (entries written since it exists), else forgetting it.
+  mutating func raiseGeneration(to value: Int64) {
+    generation = value
+    guard var bytes = encoded, bytes.count >= 24, bytes[4..<16].elementsEqual(Self.generationPrefix) else {
+      encoded = nil
+      return
+    }
+    encoded = nil  // the array is then uniquely referenced: patched without a copy
+    withUnsafeBytes(of: value.littleEndian) { bytes.replaceSubrange(16..<24, with: $0) }
+    encoded = bytes
+  }
+
+  /// The collection's identity and generation: another value means it was dropped (and maybe
+  /// made again) or changed.
+  var version: CollectionVersion { CollectionVersion(id: id, generation: generation) }
+
   /// The UUID as mongodump writes it: 32 hex digits.
   var uuidString: String {
     uuid.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
   }
+}
+
+/// A collection's id and generation at one point (``CollectionInfo/version``).
+struct CollectionVersion: Hashable {
+  var id: Int64
+  var generation: Int64
 }
 
 /// The size of a collection and its indexes.

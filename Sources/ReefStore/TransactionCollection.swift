@@ -235,6 +235,7 @@ public struct TransactionCollection {
     var info = try transaction.info(name, create: true)!
     let (stored, id) = try prepare(document)
     try put(stored, id: id, info: &info, replacing: nil)
+    try transaction.noteChange(&info)
     return id
   }
 
@@ -271,6 +272,7 @@ public struct TransactionCollection {
     let (stored, _) = try prepare(withID(replacement, id))
     if stored == old { return UpdateResult(matched: 1, modified: 0, upsertedID: nil) }
     try put(stored, id: id, info: &info, replacing: old)
+    try transaction.noteChange(&info)
     return UpdateResult(matched: 1, modified: 1, upsertedID: nil)
   }
 
@@ -328,6 +330,7 @@ public struct TransactionCollection {
       }
       let (stored, _) = try prepare(new)
       try put(stored, id: id, info: &info, replacing: old)
+      try transaction.noteChange(&info)
       modified += 1
     }
     return UpdateResult(matched: targets.count, modified: modified, upsertedID: nil)
@@ -347,7 +350,7 @@ public struct TransactionCollection {
 
   func delete(_ filter: Document, limit: Int?) throws(StoreError) -> Int {
     try transaction.requireWritable()
-    guard let info = try transaction.info(name, create: false),
+    guard var info = try transaction.info(name, create: false),
       let documentsDB = try transaction.documentsDatabase(info, create: false)
     else { return 0 }
     let targets = try find(filter, options: FindOptions(limit: limit))
@@ -356,6 +359,7 @@ public struct TransactionCollection {
       try lmdb.delete(documentsDB, primaryKey)
       try removeIndexEntries(old, primaryKey: primaryKey, info: info)
     }
+    if !targets.isEmpty { try transaction.noteChange(&info) }
     return targets.count
   }
 
@@ -393,7 +397,7 @@ public struct TransactionCollection {
       }
     }
     info.indexes.append(index)
-    try transaction.save(info)
+    try transaction.saveChange(&info)
   }
 
   /// Creates an index from a key document: `createIndex(["address.city": 1])`.
@@ -416,17 +420,18 @@ public struct TransactionCollection {
       try lmdb.drop(handle)
       transaction.store.forgetHandle(info.indexName(index), droppedIn: lmdb)
     }
-    try transaction.save(info)
+    try transaction.saveChange(&info)
     return true
   }
 
   /// Renames the collection, as MongoDB's `renameCollection`: its documents, indexes and UUID
   /// go with it, in O(1) (the catalog entry moves; the data stays where it is).
   /// - Parameters:
-  ///   - newName: the new name (non-empty, without NUL, not starting with `__`).
+  ///   - newName: the new name, which follows MongoDB's naming rules (see ``Store/collection(_:)``).
   ///   - dropTarget: drop a collection already named `newName` first, in the same transaction.
   /// - Throws: ``StoreError/Kind/namespace`` when this collection does not exist or `newName`
-  ///   exists and `dropTarget` is false; ``StoreError/Kind/invalidQuery`` for an invalid name;
+  ///   exists and `dropTarget` is false, or `newName` breaks the naming rules (see
+  ///   ``Store/collection(_:)``);
   ///   ``StoreError/Kind/readOnly`` in a read transaction.
   public func rename(to newName: String, dropTarget: Bool = false) throws(StoreError) {
     try transaction.renameCollection(name, to: newName, dropTarget: dropTarget, reserved: false)

@@ -393,7 +393,7 @@ let groupIndex: Document = ["v": 2, "key": ["group": 1, "places.city": -1], "nam
       ($0 as? StoreError)?.kind == .namespace
     }
     #expect { try store.write { try $0.collection("c").rename(to: "__x") } } throws: {
-      ($0 as? StoreError)?.kind == .invalidQuery
+      ($0 as? StoreError)?.kind == .namespace
     }
     try store.write { try $0.collection("c").rename(to: "b", dropTarget: true) }
     #expect(try store.collectionNames() == ["b"])

@@ -11,8 +11,10 @@ import ReefBSON
 ///   also `.json`/`.jsonl` (`.gz` too) as ``DumpWriter`` writes them; `<collection>.metadata.json`
 ///   or `.metadata.json.gz` gives the metadata. A collection with metadata and no data file (an
 ///   empty collection, a view) has no documents. File names are unescaped as mongorestore does
-///   (`%2F` is `/`). `oplog.bson` and `prelude.json` at the root are ignored. Collections are
-///   read in byte order of their names, databases likewise.
+///   (`%2F` is `/`). `prelude.json` at the root is passed over. Anything else that is not one of
+///   these files (`oplog.bson`, other files, a folder inside a database folder) is not read and
+///   listed in ``ignored``, for the caller to report. Collections are read in byte order of
+///   their names, databases likewise.
 /// - ``Kind/bsonFile``: concatenated BSON documents, gzipped or not; a sibling
 ///   `<name>.metadata.json` (or `.gz`) is read when present.
 /// - ``Kind/archive``: a `mongodump --archive` stream, gzipped or not (see below).
@@ -82,6 +84,21 @@ public final class DumpSource {
     var size: Int
   }
 
+  /// Something in a dump directory that the source does not read, and why.
+  public struct Ignored: Sendable, Hashable, CustomStringConvertible {
+    /// The file or folder.
+    public var path: String
+    /// Why it is not read: what was expected instead.
+    public var reason: String
+    /// `path: reason`.
+    public var description: String { "\(path): \(reason)" }
+  }
+
+  /// What a directory source holds that it does not read (files that are not dump files,
+  /// folders inside a database folder, an oplog), in the order found; empty for other kinds.
+  /// An import reports them (``ImportReport/ignored``) rather than pass over them silently.
+  public private(set) var ignored: [Ignored] = []
+
   private var entries: [Entry] = []
   private var entryIndex = -1
   private var metadataCache: [Int: CollectionMetadata] = [:]
@@ -122,7 +139,7 @@ public final class DumpSource {
     self.options = options
     if path != "-", FileSystem.kind(path) == .directory {
       kind = .directory
-      entries = try Self.scanDirectory(path, defaultNamespace: defaultNamespace)
+      (entries, ignored) = try Self.scanDirectory(path, defaultNamespace: defaultNamespace)
       total = entries.reduce(0) { $0 + $1.size }
       return
     }
@@ -426,21 +443,33 @@ public final class DumpSource {
     return nil
   }
 
-  /// The collections of a dump root or database folder.
-  private static func scanDirectory(_ path: String, defaultNamespace: Namespace?) throws(BSONError) -> [Entry] {
+  /// The collections of a dump root or database folder, and what it holds besides.
+  private static func scanDirectory(_ path: String, defaultNamespace: Namespace?) throws(BSONError) -> (
+    [Entry], [Ignored]
+  ) {
     let names = try FileSystem.list(path)
     let isDatabaseFolder = names.contains { name in
       name != "oplog.bson" && name != "prelude.json" && stripExtensions(name).role != .other
         && FileSystem.kind(FileSystem.join(path, name)) != .directory
     }
+    var ignored: [Ignored] = []
     if isDatabaseFolder {
       var database = FileSystem.baseName(path)
       if let given = defaultNamespace?.database, !given.isEmpty { database = given }
-      return try scanDatabase(path, database: database)
+      let entries = try scanDatabase(path, database: database, ignored: &ignored)
+      return (entries, ignored)
     }
     var entries: [Entry] = []
-    for name in names where FileSystem.kind(FileSystem.join(path, name)) == .directory {
-      entries += try scanDatabase(FileSystem.join(path, name), database: name)
+    for name in names {
+      let full = FileSystem.join(path, name)
+      if FileSystem.kind(full) == .directory {
+        entries += try scanDatabase(full, database: name, ignored: &ignored)
+      } else if name == "oplog.bson" {
+        ignored.append(Ignored(path: full, reason: "an oplog (mongodump --oplog), which import does not replay"))
+      } else if name != "prelude.json" {
+        ignored.append(
+          Ignored(path: full, reason: "not a database folder: a dump root holds one folder per database"))
+      }
     }
     guard !entries.isEmpty else {
       throw BSONError(
@@ -448,16 +477,33 @@ public final class DumpSource {
         "'\(path)' is not a mongodump directory: expected <db>/<collection>.bson or <collection>.metadata.json files, found none"
       )
     }
-    return entries
+    return (entries, ignored)
   }
 
-  private static func scanDatabase(_ path: String, database: String) throws(BSONError) -> [Entry] {
+  private static func scanDatabase(_ path: String, database: String, ignored: inout [Ignored]) throws(BSONError)
+    -> [Entry]
+  {
     var byName: [String: Entry] = [:]
     for file in try FileSystem.list(path) {
       let full = FileSystem.join(path, file)
-      guard case .file(let size)? = FileSystem.kind(full) else { continue }
+      guard case .file(let size)? = FileSystem.kind(full) else {
+        let reason =
+          FileSystem.kind(full) == .directory
+          ? "a folder inside the database folder of \(database): a dump has one level of database folders (a database name cannot contain '/')"
+          : "neither a file nor a folder that can be read"
+        ignored.append(Ignored(path: full, reason: reason))
+        continue
+      }
       let parsed = stripExtensions(file)
-      guard parsed.role != .other else { continue }
+      guard parsed.role != .other else {
+        ignored.append(
+          Ignored(
+            path: full,
+            reason:
+              "not a dump file: expected <collection>.bson, .json, .jsonl, .ndjson or .metadata.json (each may end in .gz)"
+          ))
+        continue
+      }
       let collection = FileSystem.unescape(parsed.name)
       var entry =
         byName[collection]

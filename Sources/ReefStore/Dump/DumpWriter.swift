@@ -149,6 +149,15 @@ public final class DumpWriter {
     checksum = CRC64()
     switch layout {
     case .directory:
+      // A database is one folder, named as it is: a name that is not one folder name would
+      // write nested folders (or none) that an import cannot read back.
+      let database = resolved.database
+      if let bad = database.unicodeScalars.first(where: { $0 == "/" || $0 == "\\" || $0 == "\0" }) {
+        throw BSONError(
+          .invalidValue,
+          "cannot write '\(resolved)' as a dump directory: its database name '\(database)' contains '\(bad == "\0" ? "NUL" : String(bad))', so it cannot be one folder (MongoDB's database names cannot contain / \\ . space \" $); write an archive, or rename the collection"
+        )
+      }
       let directory = FileSystem.join(path, resolved.database)
       try FileSystem.makeDirectories(directory)
       let base = FileSystem.join(directory, FileSystem.escape(resolved.collection))
