@@ -84,43 +84,43 @@ public final class DocumentSorter {
   /// Adds a document.
   /// - Parameters:
   ///   - document: the document; kept only if it may be in the result.
-  ///   - borrowed: whether the document's bytes are valid only until the next call (the sorter
-  ///     then copies what it keeps).
+  ///   - lifetime: how long the document stays valid: the sorter copies what it keeps unless it
+  ///     owns its memory (a top-k), or unless it stays valid (a sort without a bound).
   /// - Throws: ``QueryError`` when the sort is over its memory limit and may not use the disk;
   ///   ``BSONError`` (``BSONError/Kind/io``) when a temporary file cannot be written.
   /// - Complexity: O(log *k*) for a top-k of *k*; amortized O(log *n*) otherwise.
-  public func add(_ document: Document, borrowed: Bool) throws {
+  public func add(_ document: Document, lifetime: DocumentLifetime) throws {
     precondition(output == nil, "a sorter takes no documents after finish()")
     defer { added += 1 }
     if let bound {
-      try addBounded(document, borrowed: borrowed, bound: bound)
+      try addBounded(document, lifetime: lifetime, bound: bound)
       return
     }
     let count = document.byteCount
-    let kept = borrowed ? document.withUnsafeBytes { arena.copy(trusted: $0) } : document
+    let kept = lifetime == .borrowed ? document.withUnsafeBytes { arena.copy(trusted: $0) } : document
     buffer.append(kept)
     bufferBytes += count + SortMemory.overheadPerDocument
     maximumHeld = max(maximumHeld, buffer.count)
     if bufferBytes > memory.limit { try spillBuffer() }
   }
 
-  private func addBounded(_ document: Document, borrowed: Bool, bound: Int) throws {
+  private func addBounded(_ document: Document, lifetime: DocumentLifetime, bound: Int) throws {
     guard bound > 0 else { return }
     if heap.count < bound {
-      heap.append(Ranked(document: own(document, borrowed), order: added))
+      heap.append(Ranked(document: own(document, lifetime), order: added))
       siftUp(heap.count - 1)
       maximumHeld = max(maximumHeld, heap.count)
       return
     }
     // The root is the worst document kept; a later one with an equal key comes after it.
     guard sort.compare(document, heap[0].document) < 0 else { return }
-    heap[0] = Ranked(document: own(document, borrowed), order: added)
+    heap[0] = Ranked(document: own(document, lifetime), order: added)
     siftDown(0)
   }
 
-  /// A document the sorter may keep: its own copy when borrowed.
-  private func own(_ document: Document, _ borrowed: Bool) -> Document {
-    guard borrowed else { return document }
+  /// A document the sorter may keep: its own copy unless it owns its memory.
+  private func own(_ document: Document, _ lifetime: DocumentLifetime) -> Document {
+    guard lifetime != .owned else { return document }
     return document.withUnsafeBytes { Document(trustedCopying: $0) }
   }
 

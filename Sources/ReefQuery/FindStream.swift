@@ -8,6 +8,18 @@ public protocol DocumentSource {
 
 extension BSONStreamReader: DocumentSource {}
 
+/// How long the documents of a ``DocumentSource`` stay valid, and what keeping one costs.
+public enum DocumentLifetime: Sendable {
+  /// Each document owns its memory: kept as it is.
+  case owned
+  /// Documents share chunks of memory (`DocumentArena`): each stays valid as long as it is kept,
+  /// but keeps its whole chunk alive, so a sort copies the few documents it keeps for long.
+  case shared
+  /// Views valid only until the source's next call (of a memory map): whatever is kept or
+  /// returned is copied.
+  case borrowed
+}
+
 /// The documents of an iterator, as a ``DocumentSource``.
 public struct IteratorSource<Base: IteratorProtocol<Document>>: DocumentSource {
   private var base: Base
@@ -43,7 +55,7 @@ public struct FindStream<Source: DocumentSource> {
   /// The options: sort, skip, limit, projection and the sort's memory.
   public let options: FindOptions
   private let testsMatches: Bool
-  private let borrowed: Bool
+  private let lifetime: DocumentLifetime
   /// The query's `SORT`, then the options' sort, once started.
   private var querySorter: DocumentSorter?
   private var optionsSorter: DocumentSorter?
@@ -61,17 +73,17 @@ public struct FindStream<Source: DocumentSource> {
   ///   - query: the query; each document is tested unless `sourceMatches`.
   ///   - options: sort, skip, limit, projection, and the memory of a sort.
   ///   - sourceMatches: the source gives only matching documents (a store that tested them).
-  ///   - borrowed: the source's documents are valid only until its next call (views of a memory
-  ///     map): the results are then copies.
+  ///   - lifetime: how long the source's documents stay valid: results and the documents a sort
+  ///     keeps are copied as needed.
   public init(
     _ source: Source, query: Query, options: FindOptions = FindOptions(), sourceMatches: Bool = false,
-    borrowed: Bool = false
+    lifetime: DocumentLifetime = .owned
   ) {
     self.source = source
     self.query = query
     self.options = options
     testsMatches = !sourceMatches
-    self.borrowed = borrowed
+    self.lifetime = lifetime
   }
 
   /// The next result, or nil after the last.
@@ -92,6 +104,13 @@ public struct FindStream<Source: DocumentSource> {
     var count = 0
     while try nextResult(materialized: false) != nil { count += 1 }
     return count
+  }
+
+  /// Whether the results are the source's documents as they come (no sort, `DISTINCT`, skip
+  /// or limit, and the source tests the query): its caller may then count them at the source.
+  public var passesThrough: Bool {
+    !testsMatches && query.sort.isEmpty && query.distinct.isEmpty && query.limit == nil && options.sort == nil
+      && options.skip <= 0 && (options.limit ?? 0) <= 0
   }
 
   /// Stops reading: lets go of the documents a sort holds and removes its temporary files.
@@ -120,7 +139,7 @@ public struct FindStream<Source: DocumentSource> {
       guard var document = try nextAfterOptionsSort() else { return end() }
       returned += 1
       guard materialized else { return document }
-      if borrowed && query.sort.isEmpty && options.sort == nil {
+      if lifetime == .borrowed && query.sort.isEmpty && options.sort == nil {
         document = document.withUnsafeBytes { Document(trustedCopying: $0) }
       }
       if let projection = options.projection { document = projection.apply(document) }
@@ -130,6 +149,9 @@ public struct FindStream<Source: DocumentSource> {
       throw error
     }
   }
+
+  /// The lifetime of documents after the query's `SORT` (whose output is the sorter's).
+  private var afterQuerySort: DocumentLifetime { query.sort.isEmpty ? lifetime : .shared }
 
   private mutating func end() -> Document? {
     close()
@@ -143,8 +165,7 @@ public struct FindStream<Source: DocumentSource> {
       let limit = options.limit ?? 0
       let bound = limit > 0 ? max(0, options.skip) + limit : nil
       let sorter = DocumentSorter(sort, bound: bound, memory: options.sortMemory)
-      let inputBorrowed = borrowed && query.sort.isEmpty
-      while let document = try nextAfterQueryLimit() { try sorter.add(document, borrowed: inputBorrowed) }
+      while let document = try nextAfterQueryLimit() { try sorter.add(document, lifetime: afterQuerySort) }
       try sorter.finish()
       optionsSorter = sorter
     }
@@ -172,7 +193,7 @@ public struct FindStream<Source: DocumentSource> {
         }
       }
       if duplicate { continue }
-      let owned = borrowed && query.sort.isEmpty ? document.withUnsafeBytes { Document(trustedCopying: $0) } : document
+      let owned = afterQuerySort == .owned ? document : document.withUnsafeBytes { Document(trustedCopying: $0) }
       distinctKept.append(owned)
       return owned
     }
@@ -189,7 +210,7 @@ public struct FindStream<Source: DocumentSource> {
         bound = min(bound ?? .max, max(0, options.skip) + limit)
       }
       let sorter = DocumentSorter(SortSpecification(query.sort), bound: bound, memory: options.sortMemory)
-      while let document = try nextMatch() { try sorter.add(document, borrowed: borrowed) }
+      while let document = try nextMatch() { try sorter.add(document, lifetime: lifetime) }
       try sorter.finish()
       querySorter = sorter
     }

@@ -17,8 +17,8 @@ import ReefBSON
 /// ```
 ///
 /// **A snapshot.** A cursor from ``Collection/find(_:options:)`` holds a read transaction of its
-/// own (the store is opened with `MDB_NOTLS`, so it may outlive the call and move between
-/// threads, one at a time): it sees the store as it was when the find began, whatever is
+/// own (the store is opened with `MDB_NOTLS`, so a read transaction may outlive the call that
+/// began it): it sees the store as it was when the find began, whatever is
 /// written after. It ends that transaction when its last result has been read, when
 /// ``next()`` throws, when ``close()`` is called, and when it is released. Until then it pins
 /// its snapshot, like any long-lived reader: pages that later writes free cannot be reused, so
@@ -36,13 +36,10 @@ import ReefBSON
 /// for result in try contacts.find() { let contact = try result.get(); … }
 /// ```
 public final class Cursor: Sequence {
-  private enum State {
-    case streaming(FindStream<MatchSource>)
-    case collected(IndexingIterator<[Document]>)
-    case closed
-  }
-
-  private var state: State
+  /// The results being read (nil once closed), or those read at once in a write transaction.
+  /// Optional properties rather than an enum, so that the stream is changed in place.
+  private var stream: FindStream<MatchSource>?
+  private var collected: IndexingIterator<[Document]>?
   private let transaction: Transaction
   private let ownsTransaction: Bool
   private var failure: StoreError?
@@ -56,13 +53,12 @@ public final class Cursor: Sequence {
     transaction = collection.transaction
     self.ownsTransaction = ownsTransaction
     let source = try MatchSource(collection, query: query)
-    state = .streaming(FindStream(source, query: query, options: options, sourceMatches: true, borrowed: true))
+    stream = FindStream(source, query: query, options: options, sourceMatches: true, lifetime: .shared)
     if !transaction.isReadOnly {
       // A write transaction's cursors and pointers do not survive its writes: read now.
       var results: [Document] = []
       while let document = try next() { results.append(document) }
-      finalExplain?.returned = results.count
-      state = .collected(results.makeIterator())
+      collected = results.makeIterator()
     }
   }
 
@@ -78,36 +74,26 @@ public final class Cursor: Sequence {
   ///   match are read too); the whole result on the first call with one.
   public func next() throws(StoreError) -> Document? {
     if let failure { throw failure }
-    switch state {
-    case .closed:
+    if collected != nil {
+      if let document = collected!.next() { return document }
+      collected = nil
       return nil
-    case .collected(var iterator):
-      let document = iterator.next()
-      state = .collected(iterator)
-      return document
-    case .streaming(var stream):
-      if !ownsTransaction && transaction.isFinished {
-        throw fail(
-          StoreError(
-            .storage,
-            "the cursor was read after its transaction ended: read it inside store.read { } or use "
-              + "Collection.find, whose cursor has a transaction of its own"))
-      }
-      state = .closed  // while `stream` is changed (so that it is not copied); put back below
-      do {
-        if let document = try stream.next() {
-          state = .streaming(stream)
-          return document
-        }
-        finalExplain = explain(of: stream)
-        close()
-        return nil
-      } catch {
-        finalExplain = explain(of: stream)
-        state = .streaming(stream)
-        throw fail(Cursor.storeError(error))
-      }
     }
+    guard stream != nil else { return nil }
+    if !ownsTransaction && transaction.isFinished {
+      throw fail(
+        StoreError(
+          .storage,
+          "the cursor was read after its transaction ended: read it inside store.read { } or use "
+            + "Collection.find, whose cursor has a transaction of its own"))
+    }
+    do {
+      if let document = try stream!.next() { return document }
+    } catch {
+      throw fail(Cursor.storeError(error))
+    }
+    close()
+    return nil
   }
 
   /// Reads the remaining results into an array.
@@ -119,59 +105,64 @@ public final class Cursor: Sequence {
     return results
   }
 
-  /// Counts the remaining results without copying them (in constant memory without a sort), and
-  /// closes the cursor.
+  /// Counts the remaining results without copying them out of the cursor (in constant memory
+  /// without a sort), and closes the cursor.
   /// - Throws: as ``next()``.
   /// - Complexity: O(*n*) in the documents read.
   public func count() throws(StoreError) -> Int {
     if let failure { throw failure }
-    switch state {
-    case .closed:
-      return 0
-    case .collected(let iterator):
-      close()
-      return Array(IteratorSequence(iterator)).count
-    case .streaming(var stream):
-      state = .closed
+    if collected != nil {
+      var count = 0
+      while collected!.next() != nil { count += 1 }
+      collected = nil
+      return count
+    }
+    guard stream != nil else { return 0 }
+    if stream!.passesThrough {
+      // Counted at the source when nothing comes between: no copies, no layers.
+      var source = stream!.source
+      stream = nil
       do {
-        let count = try stream.count()
-        finalExplain = explain(of: stream)
-        state = .streaming(stream)
+        let count = try source.countRemaining()
+        finalExplain = source.explain
+        finalExplain!.returned = count
         close()
         return count
       } catch {
-        finalExplain = explain(of: stream)
-        state = .streaming(stream)
-        throw fail(Cursor.storeError(error))
+        source.close()
+        throw fail(error)
       }
+    }
+    do {
+      let count = try stream!.count()
+      close()
+      return count
+    } catch {
+      throw fail(Cursor.storeError(error))
     }
   }
 
   /// Ends the cursor: removes a sort's temporary files and ends its transaction (if it has one
   /// of its own). ``next()`` then returns nil. Closing twice does nothing.
   public func close() {
-    if case .streaming(var stream) = state {
-      if finalExplain == nil { finalExplain = explain(of: stream) }
-      stream.close()
-      var source = stream.source
+    if stream != nil {
+      finalExplain = explain
+      stream!.close()
+      var source = stream!.source
       source.close()
+      stream = nil
     }
-    state = .closed
     if ownsTransaction { transaction.finish(commit: true) }
   }
 
   /// Whether the cursor is closed: read to the end, failed, or closed.
-  public var isClosed: Bool {
-    if case .closed = state { true } else { false }
-  }
+  public var isClosed: Bool { stream == nil && collected == nil }
 
   /// How the query ran so far: the plan, the keys and documents it read, the results returned.
   public var explain: Explain {
-    if case .streaming(let stream) = state { return explain(of: stream) }
-    return finalExplain ?? Explain(index: nil, keysExamined: 0, documentsExamined: 0, returned: 0)
-  }
-
-  private func explain(of stream: FindStream<MatchSource>) -> Explain {
+    guard let stream else {
+      return finalExplain ?? Explain(index: nil, keysExamined: 0, documentsExamined: 0, returned: 0)
+    }
     var explain = stream.source.explain
     explain.returned = stream.returned
     return explain
@@ -180,8 +171,7 @@ public final class Cursor: Sequence {
   /// The sorters of the find, for tests (the most documents they held, the runs they wrote).
   @_spi(ReefInternal)
   public var sorters: [DocumentSorter] {
-    if case .streaming(let stream) = state { return stream.sorters }
-    return []
+    stream?.sorters ?? []
   }
 
   /// Records the error that ends the cursor, closes it, and returns the error to throw.

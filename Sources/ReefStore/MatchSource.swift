@@ -10,32 +10,31 @@ import CLMDB
 
 /// The documents of a collection that match a query, read one at a time through the query's
 /// plan: one document by its primary key, an index's key ranges, or a scan of the collection in
-/// `_id` order. Each stored document is checked against its checksum and tested in place; the
-/// documents returned are views of the map, valid until the transaction ends (the results of a
-/// ``Cursor`` are copies made from them).
+/// `_id` order. Each stored document is checked against its checksum and tested in place; only
+/// matches are copied out of the map, into shared chunks (``DocumentLifetime/shared``).
 ///
 /// Its memory is constant, but for an index plan whose results must be put back in `_id` order
 /// (several ranges, a multikey or compound index): it first collects the matching index
 /// entries' primary keys (pointers into the map, 16 bytes each), sorts and de-duplicates them.
+/// Every 16,384 documents read, it lets go of the store's mapped pages past 40 MB (as imports
+/// and exports do past 64 MB: ``Store/releaseMappedPages(ifMappedMemoryExceeds:)``), so that a
+/// scan's resident memory stays flat too.
 struct MatchSource: DocumentSource {
   let collection: TransactionCollection
   let query: Query
   /// What the plan read so far (``Explain/returned`` is the cursor's).
   private(set) var explain = Explain(index: nil, keysExamined: 0, documentsExamined: 0, returned: 0)
-  private var plan: Plan
-
-  private enum Plan {
-    case done
-    case primaryKey(UnsafeRawBufferPointer)
-    case scan(DocumentScan)
-    case index(IndexRead)
-  }
+  /// The plan: at most one of these (none when it has ended). Optional properties rather than
+  /// an enum, so that each is changed in place.
+  private var primaryKeyValue: UnsafeRawBufferPointer?
+  private var scan: DocumentScan?
+  private var index: IndexRead?
+  private var arena = DocumentArena()
 
   /// The plan for `query` on `collection`; nothing is read until ``next()``.
   init(_ collection: TransactionCollection, query: Query) throws(StoreError) {
     self.collection = collection
     self.query = query
-    plan = .done
     let transaction = collection.transaction
     guard let info = try transaction.info(collection.name, create: false),
       let documentsDB = try transaction.documentsDatabase(info, create: false)
@@ -43,74 +42,86 @@ struct MatchSource: DocumentSource {
     if let id = Planner.primaryKey(query.node) {
       // An `_id` equality reads one document by its primary key; the whole query is still tested.
       explain.index = "_id_"
-      let value = try KeyEncoding.withPrimaryKey(id) { (primaryKey) throws(StoreError) in
+      primaryKeyValue = try KeyEncoding.withPrimaryKey(id) { (primaryKey) throws(StoreError) in
         primaryKey.count <= 511 ? try collection.lmdb.get(documentsDB, primaryKey) : nil
       }
-      if let value {
-        explain.keysExamined = 1
-        plan = .primaryKey(value)
-      }
+      if primaryKeyValue != nil { explain.keysExamined = 1 }
     } else if let indexPlan = Planner.plan(query.node, indexes: info.indexes),
       let indexDB = try transaction.database(info.indexName(indexPlan.index), create: false)
     {
       explain.index = indexPlan.index.name
       let tree = collection.lmdb.lookupTree(documentsDB, name: info.documentsName)
-      plan = .index(IndexRead(plan: indexPlan, indexDB: indexDB, documentsDB: documentsDB, tree: tree))
+      index = IndexRead(plan: indexPlan, indexDB: indexDB, documentsDB: documentsDB, tree: tree)
     } else {
-      plan = .scan(try DocumentScan(collection, documentsDB))
+      scan = try DocumentScan(collection, documentsDB)
     }
   }
 
-  /// The next matching document, a view of the map; nil after the last.
+  /// The next matching document (a copy in shared chunks); nil after the last.
   /// - Throws: ``StoreError/Kind/corrupt`` for a damaged stored document; LMDB's errors.
   mutating func next() throws(StoreError) -> Document? {
-    switch plan {
-    case .done:
-      return nil
-    case .primaryKey(let value):
-      plan = .done
-      return try test(value).map { Document(trustedBytesNoCopy: $0, owner: nil) }
-    case .scan(var scan):
-      while let (_, bson) = try scan.next() {
+    if scan != nil {
+      while let (_, bson) = try scan!.next() {
         explain.documentsExamined += 1
-        if query.matches(trustedBytes: bson) { return Document(trustedBytesNoCopy: bson, owner: nil) }
+        if explain.documentsExamined & 0x3FFF == 0 { releaseMappedPages() }
+        if query.matches(trustedBytes: bson) { return arena.copy(trusted: bson) }
       }
       close()
-      return nil
-    case .index(var read):
-      plan = .done  // while `read` is changed (so that its arrays are not copied); put back below
+    } else if index != nil {
       do {
-        while let value = try read.nextValue(collection.lmdb, explain: &explain) {
-          if let bson = try test(value) {
-            plan = .index(read)
-            return Document(trustedBytesNoCopy: bson, owner: nil)
-          }
+        while let value = try index!.nextValue(collection.lmdb, explain: &explain) {
+          if let bson = try test(value) { return arena.copy(trusted: bson) }
         }
       } catch {
-        read.close()
+        close()
         throw error
       }
-      read.close()
-      return nil
+      close()
+    } else if let value = primaryKeyValue {
+      primaryKeyValue = nil
+      return try test(value).map { arena.copy(trusted: $0) }
     }
+    return nil
+  }
+
+  /// Counts the remaining matches without copying them, then closes.
+  /// - Throws: as ``next()``.
+  mutating func countRemaining() throws(StoreError) -> Int {
+    var count = 0
+    if scan != nil {
+      while let (_, bson) = try scan!.next() {
+        explain.documentsExamined += 1
+        if explain.documentsExamined & 0x3FFF == 0 { releaseMappedPages() }
+        if query.matches(trustedBytes: bson) { count += 1 }
+      }
+      close()
+      return count
+    }
+    while try next() != nil { count += 1 }
+    return count
   }
 
   /// Stops reading: closes the cursors and frees the lookup batch.
   mutating func close() {
-    switch plan {
-    case .scan(let scan): scan.close()
-    case .index(var read): read.close()
-    default: break
-    }
-    plan = .done
+    scan?.close()
+    scan = nil
+    index?.close()
+    index = nil
+    primaryKeyValue = nil
   }
 
   /// A stored value's BSON when the document matches, nil when not.
   @inline(__always)
   private mutating func test(_ value: UnsafeRawBufferPointer) throws(StoreError) -> UnsafeRawBufferPointer? {
     explain.documentsExamined += 1
+    if explain.documentsExamined & 0x3FFF == 0 { releaseMappedPages() }
     let bson = try collection.storedBSON(value)
     return query.matches(trustedBytes: bson) ? bson : nil
+  }
+
+  @inline(never)
+  private func releaseMappedPages() {
+    collection.transaction.store.releaseMappedPages(ifMappedMemoryExceeds: Store.scanMappedMemoryLimit)
   }
 }
 
