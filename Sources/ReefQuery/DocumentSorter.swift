@@ -84,8 +84,9 @@ public final class DocumentSorter {
   /// Adds a document.
   /// - Parameters:
   ///   - document: the document; kept only if it may be in the result.
-  ///   - lifetime: how long the document stays valid: the sorter copies what it keeps unless it
-  ///     owns its memory (a top-k), or unless it stays valid (a sort without a bound).
+  ///   - lifetime: how long the document stays valid: a top-k copies what it keeps unless it owns
+  ///     its memory; a sort without a bound keeps documents in shared chunks as they are and
+  ///     copies others into chunks of its own.
   /// - Throws: ``QueryError`` when the sort is over its memory limit and may not use the disk;
   ///   ``BSONError`` (``BSONError/Kind/io``) when a temporary file cannot be written.
   /// - Complexity: O(log *k*) for a top-k of *k*; amortized O(log *n*) otherwise.
@@ -97,7 +98,10 @@ public final class DocumentSorter {
       return
     }
     let count = document.byteCount
-    let kept = lifetime == .borrowed ? document.withUnsafeBytes { arena.copy(trusted: $0) } : document
+    // Documents in shared chunks stay there (a source's chunks hold little but matches); others
+    // are copied into the sorter's chunks: one allocation per 64 KB, not one or two per document,
+    // so that what the limit counts is what is held.
+    let kept = lifetime == .shared ? document : document.withUnsafeBytes { arena.copy(trusted: $0) }
     buffer.append(kept)
     bufferBytes += count + SortMemory.overheadPerDocument
     maximumHeld = max(maximumHeld, buffer.count)
