@@ -133,7 +133,7 @@ try store.write { transaction in
     Document(extendedJSON: #"{"_id": 3}"#), Document(extendedJSON: #"{"$set": {"address.city": "Milan"}}"#))
   try contactsInTransaction.deleteOne(Document(extendedJSON: #"{"_id": 2}"#))
 }
-print(try contacts.find(predicate: "address.city == 'Milan'").count)  // 1
+print(try contacts.find(predicate: "address.city == 'Milan'").count())  // 1
 
 // Codable values over the same collections.
 let businesses = store.collection("businesses", as: Business.self)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ReefBSON
 import ReefQuery
+import ReefStore
 
 /// The output forms of `reef query`.
 public enum QueryOutputFormat: String, ExpressibleByArgument, CaseIterable, Sendable {
@@ -23,6 +24,10 @@ public struct QueryCommand: ParsableCommand {
       unless --sort is given, as Extended JSON lines (canonical by default) or BSON. With neither \
       --filter nor --where, every document matches. --skip and --limit apply after sorting; \
       --count prints only the number of results (after --skip and --limit).
+
+      Results stream: nothing holds every match. A sort with --limit keeps only --skip + --limit \
+      documents; one without holds up to --sort-memory MB (100 by default) and writes sorted \
+      runs to temporary files in --temp-dir past that, removed when the query ends.
 
       --filter takes a MongoDB filter document in Extended JSON; --where takes a Realm-style \
       predicate, whose %@ and $0…$n come from --arg values (Extended JSON, one per --arg) and \
@@ -90,6 +95,20 @@ public struct QueryCommand: ParsableCommand {
   @Flag(help: "Print only the number of results.")
   public var count = false
 
+  /// The memory a sort without --limit may hold before it spills to temporary files, in MB.
+  @Option(
+    name: .customLong("sort-memory"),
+    help: ArgumentHelp(
+      "The memory a sort without --limit may hold before it writes sorted runs to temporary files, in MB.",
+      valueName: "MB"))
+  public var sortMemory: Int = 100
+
+  /// Where a sort's temporary files go.
+  @Option(
+    name: .customLong("temp-dir"),
+    help: ArgumentHelp("The directory of a sort's temporary files (default: $TMPDIR or /tmp).", valueName: "path"))
+  public var temporaryDirectory: String?
+
   /// Validation limits.
   @OptionGroup public var validation: ValidationFlags
 
@@ -104,6 +123,7 @@ public struct QueryCommand: ParsableCommand {
     if !arguments.isEmpty && predicate == nil { throw ValidationError("--arg needs --where") }
     guard skip >= 0 else { throw ValidationError("--skip must be 0 or more, found \(skip)") }
     guard limit >= 0 else { throw ValidationError("--limit must be 0 or more, found \(limit)") }
+    guard sortMemory > 0 else { throw ValidationError("--sort-memory must be 1 MB or more, found \(sortMemory)") }
   }
 
   /// Runs the query.
@@ -122,7 +142,9 @@ public struct QueryCommand: ParsableCommand {
         let document = try parseJSON(projection, option: "--project")
         projector = try compiled("--project") { () throws(QueryError) in try Projection(document) }
       }
-      options = FindOptions(sort: sortSpecification, skip: skip, limit: limit, projection: projector)
+      let memory = SortMemory(limit: sortMemory * 1_048_576, temporaryDirectory: temporaryDirectory)
+      options = FindOptions(
+        sort: sortSpecification, skip: skip, limit: limit, projection: projector, sortMemory: memory)
     } catch {
       printError("reef: error: \(error.message)")
       throw ExitCode.failure
@@ -139,57 +161,53 @@ public struct QueryCommand: ParsableCommand {
     } catch {
       throw failure(error, input: path)
     }
-    var results = 0
-    let emit = { (document: Document) throws(BSONError) in
-      results += 1
-      if !count { try write(document, to: out) }
-    }
-    do throws(BSONError) {
-      if options.sort != nil || !query.sort.isEmpty || !query.distinct.isEmpty {
-        var matches: [Document] = []
-        while let document = try reader.next() {
-          if query.matches(document) { matches.append(document) }
-        }
-        for document in query.arrange(matches, options: options) { try emit(document) }
-      } else {
-        // Stream: test each document as it is read; stop reading at the limit.
-        var matched = 0
-        var skipped = 0
-        while let document = try reader.next() {
-          guard query.matches(document) else { continue }
-          if let queryLimit = query.limit, matched >= queryLimit { break }
-          matched += 1
-          if skipped < skip {
-            skipped += 1
-            continue
-          }
-          try emit(options.projection.map { $0.apply(document) } ?? document)
-          if limit > 0 && results >= limit { break }
-        }
-      }
-      if count { try out.write("\(results)\n") }
+    // Each document is tested as it is read; a sort keeps a top-k, or spills past --sort-memory.
+    var results = FindStream(reader, query: query, options: options)
+    defer { results.close() }
+    do {
+      try emit(&results, to: out)
       try out.close()
-    } catch {
+    } catch let error as BSONError {
       try? out.close()
       throw failure(error, input: path)
+    } catch {
+      try? out.close()
+      throw failure(error)
     }
   }
 
   /// Runs the query on a collection of a store (through its indexes when they help).
   func runOnStore(_ path: String, _ name: String, _ query: Query, _ options: FindOptions, _ out: ByteSink) throws {
-    let results = try withStore(path, readOnly: true) { store in
-      try store.collection(name).find(query, options: options)
+    try withStore(path, readOnly: true) { store in
+      let results = try store.collection(name).find(query, options: options)
+      defer { results.close() }
+      try emit(results, to: out)
     }
     do {
-      if count {
-        try out.write("\(results.count)\n")
-      } else {
-        for document in results { try write(document, to: out) }
-      }
       try out.close()
     } catch {
       throw failure(error, input: "-")
     }
+  }
+
+  /// Writes a store query's results, or their number with --count.
+  func emit(_ results: Cursor, to out: ByteSink) throws {
+    if count {
+      let number = try results.count()
+      try out.write("\(number)\n")
+      return
+    }
+    while let document = try results.next() { try write(document, to: out) }
+  }
+
+  /// Writes a stream query's results, or their number with --count.
+  func emit(_ results: inout FindStream<BSONStreamReader>, to out: ByteSink) throws {
+    if count {
+      let number = try results.count()
+      try out.write("\(number)\n")
+      return
+    }
+    while let document = try results.next() { try write(document, to: out) }
   }
 
   /// Writes one result in the chosen format: BSON, or an Extended JSON line.

@@ -11,12 +11,34 @@ public struct FindOptions: Sendable {
   public var limit: Int?
   /// Which fields of each result to return.
   public var projection: Projection?
+  /// How much memory a sort without a limit may hold before it writes sorted runs to temporary
+  /// files (MongoDB's `allowDiskUse`): 100 MB by default. A sort with a limit keeps only skip +
+  /// limit documents, whatever this says.
+  public var sortMemory: SortMemory
 
-  public init(sort: SortSpecification? = nil, skip: Int = 0, limit: Int? = nil, projection: Projection? = nil) {
+  /// Options of a find.
+  /// - Parameters:
+  ///   - sort: the order of the results; nil keeps the input order.
+  ///   - skip: results to drop from the front (negative counts as 0).
+  ///   - limit: the most results; nil or 0 for no limit.
+  ///   - projection: the fields of each result.
+  ///   - sortMemory: the memory budget of a sort without a limit, and its temporary files.
+  public init(
+    sort: SortSpecification? = nil, skip: Int = 0, limit: Int? = nil, projection: Projection? = nil,
+    sortMemory: SortMemory = .default
+  ) {
     self.sort = sort
     self.skip = skip
     self.limit = limit
     self.projection = projection
+    self.sortMemory = sortMemory
+  }
+
+  /// The same options with a sort's memory that has no limit (for input already in memory).
+  var inMemory: FindOptions {
+    var options = self
+    options.sortMemory = .unlimited
+    return options
   }
 }
 
@@ -24,19 +46,15 @@ extension Query {
   /// The documents of `source` that match, after the query's own `SORT`, `DISTINCT` and `LIMIT`
   /// and then the options' sort, skip, limit and projection.
   ///
-  /// Without a sort or `DISTINCT`, documents are tested one at a time and the scan stops once
-  /// the limit is reached.
+  /// Documents are tested one at a time and the source is read no further than the limit
+  /// needs, without a sort. A sort with a limit keeps only skip + limit documents (a top-k); one
+  /// without a limit sorts in memory (`options.sortMemory` does not apply: the results are
+  /// returned in memory anyway). To read a large input in bounded memory, use ``FindStream``.
+  /// - Complexity: O(*n*) in the source's documents, plus O(*m* log *k*) for a sort of *m*
+  ///   matches keeping *k*.
   public func find(in source: some Sequence<Document>, options: FindOptions = FindOptions()) -> [Document] {
-    guard let needed = matchesNeeded(for: options) else { return arrange(source.filter(matches), options: options) }
-    var matched: [Document] = []
-    // Stop at the last match needed, not at the next one: the rest of the source is not tested.
-    if needed > 0 {
-      for document in source where matches(document) {
-        matched.append(document)
-        if matched.count == needed { break }
-      }
-    }
-    return arrange(matched, options: options)
+    var stream = FindStream(IteratorSource(source.makeIterator()), query: self, options: options.inMemory)
+    return Query.collect(&stream)
   }
 
   /// How many matches, in input order, decide the result of a find: nil when all of them may
@@ -55,34 +73,20 @@ extension Query {
   /// and `LIMIT` and then the options' sort, skip, limit and projection: the rest of a find
   /// whose matching was done elsewhere (through an index, or while reading a stream).
   public func arrange(_ matches: [Document], options: FindOptions = FindOptions()) -> [Document] {
-    var results = matches
-    if !sort.isEmpty { results = SortSpecification(sort).sorted(results) }
-    if !distinct.isEmpty { results = Query.distinct(results, on: distinct) }
-    if let limit { results = Array(results.prefix(limit)) }
-    if let sort = options.sort { results = sort.sorted(results) }
-    results = Array(results.dropFirst(max(0, options.skip)))
-    if let limit = options.limit, limit > 0 { results = Array(results.prefix(limit)) }
-    if let projection = options.projection { results = results.map(projection.apply) }
-    return results
+    var stream = FindStream(
+      IteratorSource(matches.makeIterator()), query: self, options: options.inMemory, sourceMatches: true)
+    return Query.collect(&stream)
   }
 
-  /// The first document for each combination of values at `paths`, in order.
-  static func distinct(_ documents: [Document], on paths: [FieldPath]) -> [Document] {
-    let keys = paths.map { SortKey($0) }
-    // The values stay in their documents' bytes, which `documents` keeps alive, and compare in
-    // MongoDB's order.
-    return withExtendedLifetime(documents) {
-      var seen: [[RawValue]] = []
-      var kept: [Document] = []
-      for document in documents {
-        let key = document.withRawValue { root in keys.map { sortValue(root, $0) } }
-        let duplicate = seen.contains { other in zip(other, key).allSatisfy { compareValues($0, $1) == 0 } }
-        if !duplicate {
-          seen.append(key)
-          kept.append(document)
-        }
-      }
-      return kept
+  /// The results of a stream over documents in memory, whose sorts hold everything in memory:
+  /// nothing in it can throw.
+  static func collect<Base>(_ stream: inout FindStream<IteratorSource<Base>>) -> [Document] {
+    var results: [Document] = []
+    do {
+      while let document = try stream.next() { results.append(document) }
+    } catch {
+      preconditionFailure("a find over documents in memory, sorted in memory, cannot fail: \(error)")
     }
+    return results
   }
 }

@@ -17,20 +17,50 @@ public struct Collection: Sendable {
     try store.write { transaction in try body(transaction.collection(name)) }
   }
 
-  /// See ``TransactionCollection/find(_:options:)``.
-  public func find(_ filter: Document = Document(), options: FindOptions = FindOptions()) throws -> [Document] {
-    try reading { try $0.find(filter, options: options) }
+  /// The documents that match `filter`, after sort, skip, limit and projection, read one at a
+  /// time from one snapshot (see ``Cursor``).
+  ///
+  /// The cursor holds a read transaction of its own until its last result is read, it is
+  /// closed, or it is released: read it to the end or close it, since a snapshot held long
+  /// keeps the file from reusing pages that later writes free.
+  /// - Parameters:
+  ///   - filter: a MongoDB filter document; every document by default.
+  ///   - options: sort, skip, limit, projection, and the memory of a sort.
+  /// - Throws: ``StoreError/Kind/invalidQuery`` when the filter does not compile; LMDB's errors.
+  /// - Complexity: O(1) until the first result is read (see ``TransactionCollection/find(_:options:)``).
+  public func find(_ filter: Document = Document(), options: FindOptions = FindOptions()) throws(StoreError) -> Cursor {
+    try cursor(options: options) { (collection) throws(StoreError) in try collection.compile(filter) }
   }
 
-  /// See ``TransactionCollection/find(predicate:arguments:options:)``.
-  public func find(predicate: String, arguments: [BSON] = [], options: FindOptions = FindOptions()) throws -> [Document]
+  /// The documents that match a Realm-style predicate, with its SORT, DISTINCT and LIMIT, read
+  /// one at a time from one snapshot (see ``find(_:options:)``).
+  /// - Throws: ``StoreError/Kind/invalidQuery`` when the predicate does not compile.
+  public func find(predicate: String, arguments: [BSON] = [], options: FindOptions = FindOptions()) throws(StoreError)
+    -> Cursor
   {
-    try reading { try $0.find(predicate: predicate, arguments: arguments, options: options) }
+    try cursor(options: options) { (collection) throws(StoreError) in
+      try collection.compile(predicate: predicate, arguments: arguments)
+    }
   }
 
-  /// See ``TransactionCollection/find(_:options:)-(Query,_)``.
-  public func find(_ query: Query, options: FindOptions = FindOptions()) throws -> [Document] {
-    try reading { try $0.find(query, options: options) }
+  /// The documents that match a compiled query, with its own SORT, DISTINCT and LIMIT and then
+  /// the options, read one at a time from one snapshot (see ``find(_:options:)``).
+  public func find(_ query: Query, options: FindOptions = FindOptions()) throws(StoreError) -> Cursor {
+    try cursor(options: options) { _ in query }
+  }
+
+  /// A cursor that holds a read transaction of its own.
+  private func cursor(options: FindOptions, _ query: (TransactionCollection) throws(StoreError) -> Query)
+    throws(StoreError) -> Cursor
+  {
+    let transaction = try Transaction(store: store, readOnly: true)
+    do {
+      let collection = transaction.collection(name)
+      return try Cursor(collection, query: query(collection), options: options, ownsTransaction: true)
+    } catch {
+      transaction.finish(commit: true)
+      throw error
+    }
   }
 
   /// See ``TransactionCollection/document(forID:)``.
@@ -118,13 +148,13 @@ public struct TypedCollection<Value: Codable>: Sendable {
   /// The values whose documents match `filter`.
   public func find(_ filter: Document = Document(), options: FindOptions = FindOptions()) throws -> [Value] {
     let decoder = BSONDecoder()
-    return try collection.find(filter, options: options).map { try decoder.decode(Value.self, from: $0) }
+    return try collection.find(filter, options: options).toArray().map { try decoder.decode(Value.self, from: $0) }
   }
 
   /// The values whose documents match a Realm-style predicate.
   public func find(predicate: String, arguments: [BSON] = []) throws -> [Value] {
     let decoder = BSONDecoder()
-    return try collection.find(predicate: predicate, arguments: arguments).map {
+    return try collection.find(predicate: predicate, arguments: arguments).toArray().map {
       try decoder.decode(Value.self, from: $0)
     }
   }

@@ -302,38 +302,88 @@ final class LMDBTransaction {
     _ dbi: MDB_dbi, from start: [UInt8]? = nil,
     _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws(StoreError) -> Bool
   ) throws(StoreError) {
+    let cursor = try LMDBCursor(self, dbi)
+    defer { cursor.close() }
+    try cursor.seek(start)
+    while let (key, value) = try cursor.next() {
+      guard try body(key, value) else { return }
+    }
+  }
+}
+
+/// An LMDB cursor read forward, one entry at a time: the one primitive every scan of the store
+/// reads through (``LMDBTransaction/scan(_:from:_:)``, ``DocumentScan``, index plans).
+///
+/// In a read transaction every pointer stays valid until it ends, so the next entry is found,
+/// and its value prefetched, before the current one is returned: its cache misses overlap the
+/// caller's work on the current one instead of following it. (In a write transaction the
+/// caller may change the database between calls, so the cursor moves only when asked.)
+///
+/// A cursor of a read transaction may be closed after the transaction ends (LMDB allows it);
+/// one of a write transaction must be closed before (LMDB frees it with the transaction).
+final class LMDBCursor {
+  private var pointer: OpaquePointer?
+  private let readAhead: Bool
+  /// The entry the next call returns, found ahead (in a read transaction), and LMDB's code for it.
+  private var key = MDB_val()
+  private var data = MDB_val()
+  private var code: Int32 = MDB_NOTFOUND
+  /// Whether the cursor is positioned and the entry in `key`/`data` (if `code` is 0) not yet returned.
+  private var positioned = false
+  private var page: UInt = 0
+
+  init(_ transaction: LMDBTransaction, _ dbi: MDB_dbi) throws(StoreError) {
     var cursor: OpaquePointer?
-    try check(mdb_cursor_open(pointer, dbi, &cursor), "cursor")
-    defer { mdb_cursor_close(cursor) }
-    var key = MDB_val()
-    var data = MDB_val()
-    var code: Int32
+    try check(mdb_cursor_open(transaction.pointer, dbi, &cursor), "cursor")
+    pointer = cursor
+    readAhead = transaction.readOnly
+  }
+
+  deinit { close() }
+
+  /// Places the cursor at the first entry at or after `start` (the first entry when nil).
+  func seek(_ start: [UInt8]?) throws(StoreError) {
     if let start {
       code = try withValue(start) { (startValue: inout MDB_val) throws(StoreError) -> Int32 in
-        let result = mdb_cursor_get(cursor, &startValue, &data, MDB_SET_RANGE)
+        let result = mdb_cursor_get(pointer, &startValue, &data, MDB_SET_RANGE)
         key = startValue
         return result
       }
     } else {
-      code = mdb_cursor_get(cursor, &key, &data, MDB_FIRST)
+      code = mdb_cursor_get(pointer, &key, &data, MDB_FIRST)
     }
-    if readOnly {
-      // In a read transaction every pointer stays valid until it ends, so the next entry is
-      // found, and its value prefetched, before this one is visited: its cache misses overlap
-      // the visit instead of following it. (A write transaction's body may change the database.)
-      var page: UInt = 0
-      while code == 0 {
-        let current = (key: key, data: data)
-        code = mdb_cursor_get(cursor, &key, &data, MDB_NEXT)
-        if code == 0 { reef_prefetch_entry(data.mv_data, data.mv_size, &page) }
-        guard try body(buffer(current.key), buffer(current.data)) else { return }
-      }
+    positioned = true
+    if code == 0 && readAhead { reef_prefetch_entry(data.mv_data, data.mv_size, &page) }
+  }
+
+  /// The next entry (key and value, views of the map valid until the transaction ends or, in a
+  /// write transaction, the database changes), or nil after the last.
+  @inline(__always)
+  func next() throws(StoreError) -> (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)? {
+    if !positioned {
+      guard pointer != nil else { return nil }
+      code = mdb_cursor_get(pointer, &key, &data, MDB_NEXT)
+    }
+    guard code == 0 else {
+      if code != MDB_NOTFOUND { try check(code, "cursor") }
+      return nil
+    }
+    let current = (key: buffer(key), value: buffer(data))
+    if readAhead {
+      code = mdb_cursor_get(pointer, &key, &data, MDB_NEXT)
+      if code == 0 { reef_prefetch_entry(data.mv_data, data.mv_size, &page) }
     } else {
-      while code == 0 {
-        guard try body(buffer(key), buffer(data)) else { return }
-        code = mdb_cursor_get(cursor, &key, &data, MDB_NEXT)
-      }
+      positioned = false
     }
-    if code != MDB_NOTFOUND { try check(code, "cursor") }
+    return current
+  }
+
+  /// Closes the cursor; ``next()`` then returns nil.
+  func close() {
+    guard let cursor = pointer else { return }
+    pointer = nil
+    code = MDB_NOTFOUND
+    positioned = true
+    mdb_cursor_close(cursor)
   }
 }

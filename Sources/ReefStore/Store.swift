@@ -333,6 +333,8 @@ public final class Store: @unchecked Sendable {
 
   /// The limit ``releaseMappedPages(ifMappedMemoryExceeds:)`` gets from imports and exports.
   static let mappedMemoryLimit = 64 << 20
+  /// The limit a query's scan gives it: lower than an import's, which also holds its batch.
+  static let scanMappedMemoryLimit = 40 << 20
 
   #if os(Linux)
     /// This process's resident file-backed and shared memory (`/proc/self/statm`'s third

@@ -16,6 +16,8 @@ public final class Transaction {
   /// Whether the transaction is read-only.
   public var isReadOnly: Bool { lmdb.readOnly }
   private var finished = false
+  /// Whether the transaction has ended (committed, rolled back, or its read closure returned).
+  var isFinished: Bool { finished }
   /// Catalog entries read or written in this transaction.
   var catalog: [String: CollectionInfo] = [:]
 

@@ -1,3 +1,4 @@
+import CLMDB
 @_spi(ReefInternal) import ReefBSON
 @_spi(ReefInternal) import ReefQuery
 
@@ -27,17 +28,41 @@ extension TransactionCollection {
     guard let info = try transaction.info(name, create: false),
       let documentsDB = try transaction.documentsDatabase(info, create: false)
     else { return }
-    var failure: (any Error)?
-    try lmdb.scan(documentsDB) { _, bytes throws(StoreError) in
-      let bson = try storedBSON(bytes)
-      guard query.matches(trustedBytes: bson) else { return true }
-      do {
-        return try body(Document(trustedBytesNoCopy: bson, owner: nil))
-      } catch {
-        failure = error
-        return false
-      }
+    var scan = try DocumentScan(self, documentsDB)
+    defer { scan.close() }
+    while let (_, bson) = try scan.next() {
+      guard query.matches(trustedBytes: bson) else { continue }
+      guard try body(Document(trustedBytesNoCopy: bson, owner: nil)) else { return }
     }
-    if let failure { throw failure }
   }
+}
+
+/// One pass over a collection's stored documents in `_id` (key) order, through one
+/// ``LMDBCursor``: each value's checksum is verified before its BSON is returned.
+///
+/// Every scan of a collection's documents reads through ``next()`` (queries that scan,
+/// ``TransactionCollection/forEach(_:_:)``, building an index), so a check of each stored document
+/// (keys in increasing order, the `_id` matching the key) belongs there, in one place.
+struct DocumentScan {
+  let collection: TransactionCollection
+  private let cursor: LMDBCursor
+
+  /// A scan of the documents database `documentsDB` of `collection`, from its first document.
+  init(_ collection: TransactionCollection, _ documentsDB: MDB_dbi) throws(StoreError) {
+    self.collection = collection
+    cursor = try LMDBCursor(collection.lmdb, documentsDB)
+    try cursor.seek(nil)
+  }
+
+  /// The next stored document: its primary key and its verified BSON, views of the map valid
+  /// until the transaction ends (or, in a write transaction, the collection changes).
+  /// - Throws: ``StoreError/Kind/corrupt`` for a value that fails its checksum.
+  @inline(__always)
+  mutating func next() throws(StoreError) -> (primaryKey: UnsafeRawBufferPointer, bson: UnsafeRawBufferPointer)? {
+    guard let (key, value) = try cursor.next() else { return nil }
+    return (key, try collection.storedBSON(value))
+  }
+
+  /// Closes the cursor (before a write transaction ends; a read transaction's may also be closed after).
+  func close() { cursor.close() }
 }

@@ -39,30 +39,40 @@ public struct TransactionCollection {
 
   // MARK: Reading
 
-  /// The documents that match `filter`, after sort, skip, limit and projection.
+  /// The documents that match `filter`, after sort, skip, limit and projection, read one at a
+  /// time (see ``Cursor``).
+  ///
+  /// In a read transaction the cursor reads as it goes, and only while the transaction is open;
+  /// in a write transaction the results are read now (the transaction's writes could otherwise
+  /// move the cursor).
+  /// - Parameters:
+  ///   - filter: a MongoDB filter document; every document by default.
+  ///   - options: sort, skip, limit, projection, and the memory of a sort.
+  /// - Throws: ``StoreError/Kind/invalidQuery`` when the filter does not compile; what
+  ///   ``Cursor/next()`` throws, for the results read now.
+  /// - Complexity: O(1) until the first result is read in a read transaction (an index plan
+  ///   whose results are put back in `_id` order reads its index keys first); O(*n*) in a write
+  ///   transaction.
   public func find(_ filter: Document = Document(), options: FindOptions = FindOptions()) throws(StoreError)
-    -> [Document]
+    -> Cursor
   {
-    try find(query: compile(filter), options: options).documents
+    try Cursor(self, query: compile(filter), options: options, ownsTransaction: false)
   }
 
-  /// The documents that match a Realm-style predicate, with its SORT, DISTINCT and LIMIT.
+  /// The documents that match a Realm-style predicate, with its SORT, DISTINCT and LIMIT, read
+  /// one at a time (see ``find(_:options:)``).
+  /// - Throws: ``StoreError/Kind/invalidQuery`` when the predicate does not compile.
   public func find(predicate: String, arguments: [BSON] = [], options: FindOptions = FindOptions()) throws(StoreError)
-    -> [Document]
+    -> Cursor
   {
-    let query: Query
-    do {
-      query = try Query(predicate: predicate, arguments: arguments)
-    } catch {
-      throw StoreError(.invalidQuery, error.description)
-    }
-    return try find(query: query, options: options).documents
+    try Cursor(
+      self, query: compile(predicate: predicate, arguments: arguments), options: options, ownsTransaction: false)
   }
 
   /// The documents that match a compiled query (a filter or a predicate), with its own SORT,
-  /// DISTINCT and LIMIT and then the options.
-  public func find(_ query: Query, options: FindOptions = FindOptions()) throws(StoreError) -> [Document] {
-    try find(query: query, options: options).documents
+  /// DISTINCT and LIMIT and then the options, read one at a time (see ``find(_:options:)``).
+  public func find(_ query: Query, options: FindOptions = FindOptions()) throws(StoreError) -> Cursor {
+    try Cursor(self, query: query, options: options, ownsTransaction: false)
   }
 
   /// The document whose `_id` is `id`, read straight from the primary key (as Realm's
@@ -78,11 +88,16 @@ public struct TransactionCollection {
   }
 
   /// The first document that matches, in input order (or sorted by `sort`).
+  /// - Complexity: O(*n*) in the documents read until the first match; with a sort, every match
+  ///   is read (and only the first kept).
   public func findOne(_ filter: Document = Document(), sort: SortSpecification? = nil) throws(StoreError) -> Document? {
-    try find(filter, options: FindOptions(sort: sort, limit: 1)).first
+    let cursor = try find(filter, options: FindOptions(sort: sort, limit: 1))
+    defer { cursor.close() }
+    return try cursor.next()
   }
 
-  /// How many documents match.
+  /// How many documents match, counted without copying them (in constant memory).
+  /// - Complexity: O(1) for every document (LMDB's count); O(*n*) in the documents read otherwise.
   public func count(_ filter: Document = Document()) throws(StoreError) -> Int {
     if filter.isEmpty {
       guard let info = try transaction.info(name, create: false),
@@ -90,7 +105,7 @@ public struct TransactionCollection {
       else { return 0 }
       return try lmdb.count(documents)
     }
-    return try find(query: compile(filter), options: FindOptions()).documents.count
+    return try find(filter).count()
   }
 
   /// The distinct values at `key` among the matching documents (array elements count one by
@@ -99,7 +114,8 @@ public struct TransactionCollection {
     let spec = try IndexSpecification(keys: ["\(key)": 1] as Document, name: "distinct")
     // By encoded key: equal values share an encoding, and its byte order is MongoDB's order.
     var values: [[UInt8]: BSON] = [:]
-    for document in try find(filter) {
+    let cursor = try find(filter)
+    while let document = try cursor.next() {
       for entry in try spec.entries(for: document) {
         let value = entry[0]
         if case .undefined = value { continue }
@@ -111,11 +127,13 @@ public struct TransactionCollection {
     return values.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map(\.value)
   }
 
-  /// How the query would run, after running it.
+  /// How the query would run, after running it (counting its results, without keeping them).
   public func explain(_ filter: Document = Document(), options: FindOptions = FindOptions()) throws(StoreError)
     -> Explain
   {
-    try find(query: compile(filter), options: options).explain
+    let cursor = try find(filter, options: options)
+    _ = try cursor.count()
+    return cursor.explain
   }
 
   func compile(_ filter: Document) throws(StoreError) -> Query {
@@ -126,97 +144,12 @@ public struct TransactionCollection {
     }
   }
 
-  /// Runs a query: through the best index for it, or a scan of the whole collection.
-  ///
-  /// Each stored document is checked against its checksum and tested in place; only matches
-  /// are copied out of the map.
-  func find(query: Query, options: FindOptions) throws(StoreError) -> (documents: [Document], explain: Explain) {
-    guard let info = try transaction.info(name, create: false),
-      let documentsDB = try transaction.documentsDatabase(info, create: false)
-    else { return ([], Explain(index: nil, keysExamined: 0, documentsExamined: 0, returned: 0)) }
-    // The closures below reach the run's state through a pointer: captured `var`s would be
-    // boxed, with a run-time exclusivity check at every access (about 5% of an indexed query).
-    var state = QueryRun(collection: self, query: query)
-    try withUnsafeMutablePointer(to: &state) { (run) throws(StoreError) in
-      if let id = Planner.primaryKey(query.node) {
-        // An `_id` equality reads one document by its primary key; the whole query is still tested.
-        run.pointee.explain.index = "_id_"
-        try KeyEncoding.withPrimaryKey(id) { (primaryKey) throws(StoreError) in
-          guard primaryKey.count <= 511, let value = try lmdb.get(documentsDB, primaryKey) else { return }
-          run.pointee.explain.keysExamined = 1
-          _ = try run.pointee.test(value)
-        }
-      } else if let plan = Planner.plan(query.node, indexes: info.indexes),
-        let indexDB = try transaction.database(info.indexName(plan.index), create: false)
-      {
-        run.pointee.explain.index = plan.index.name
-        // One equality range of a single-field index lists each document at most once (a multikey
-        // document has one entry per distinct element) and in `_id` order (each key ends with the
-        // `_id`). Otherwise a document can come up in several ranges or under several elements, and
-        // keys come in index order: those results are de-duplicated and put back in `_id` order.
-        let inIDOrder = plan.ranges.count == 1 && plan.ranges[0].isEquality && plan.index.keys.count == 1
-        // In a read transaction, from the second document on, the documents are looked up a batch
-        // of primary keys at a time, their searches' cache misses overlapping (`reef_lookup_many`);
-        // otherwise (and for a single match, which the batch's setup would only slow) one at a time.
-        run.pointee.mayBatch = lmdb.readOnly
-        defer { run.pointee.batch?.deallocate() }
-        // Each document is read (and its bytes prefetched) one step ahead of being tested, so that
-        // its cache misses overlap the test of the one before. Pointers into the map stay valid
-        // for the whole read or write transaction, which changes nothing here.
-        // The primary key is kept (copied once, for `seen`) only when results are re-sorted.
-        for range in plan.ranges {
-          try lmdb.scan(indexDB, from: range.start) { key, primaryKey throws(StoreError) in
-            run.pointee.explain.keysExamined += 1
-            switch range.step(key) {
-            case .stop: return false
-            case .skip: return true
-            case .take: break
-            }
-            var copiedKey: [UInt8]?
-            if !inIDOrder {
-              let key = Array(primaryKey)
-              guard run.pointee.seen.insert(key).inserted else { return true }
-              copiedKey = key
-            }
-            if run.pointee.mayBatch && run.pointee.pending != nil {
-              run.pointee.mayBatch = false
-              if let tree = lmdb.lookupTree(documentsDB, name: info.documentsName) {
-                try run.pointee.testPending()  // the first document, before the batch's
-                run.pointee.batch = DocumentBatch(tree: tree)
-              }
-            }
-            if run.pointee.batch != nil {
-              run.pointee.batch!.append(primaryKey, copiedKey: copiedKey)
-              if run.pointee.batch!.isFull { try run.pointee.testBatch(lmdb, documentsDB) }
-              return true
-            }
-            guard let value = try lmdb.get(documentsDB, primaryKey) else { return true }
-            reef_prefetch(value.baseAddress, value.count)
-            try run.pointee.testPending()
-            run.pointee.pending = (value, copiedKey)
-            return true
-          }
-        }
-        try run.pointee.testBatch(lmdb, documentsDB)
-        try run.pointee.testPending()
-        if !inIDOrder {
-          let keys = run.pointee.matchKeys
-          let order = keys.indices.sorted { keys[$0].lexicographicallyPrecedes(keys[$1]) }
-          run.pointee.matches = order.map { run.pointee.matches[$0] }
-        }
-      } else {
-        // In natural order, the scan can stop once the matches that decide the result are found.
-        let needed = query.matchesNeeded(for: options)
-        try lmdb.scan(documentsDB) { _, value throws(StoreError) in
-          _ = try run.pointee.test(value)
-          return needed.map { run.pointee.matches.count < $0 } ?? true
-        }
-      }
+  func compile(predicate: String, arguments: [BSON]) throws(StoreError) -> Query {
+    do {
+      return try Query(predicate: predicate, arguments: arguments)
+    } catch {
+      throw StoreError(.invalidQuery, error.description)
     }
-    var explain = state.explain
-    let results = query.arrange(state.matches, options: options)
-    explain.returned = results.count
-    return (results, explain)
   }
 
   /// The indexes, the `_id` index first, as MongoDB lists them.
@@ -258,7 +191,7 @@ public struct TransactionCollection {
     if replacement.contains(where: { $0.key.hasPrefix("$") }) {
       throw StoreError(.invalidQuery, "a replacement document cannot contain update operators")
     }
-    guard let old = try find(filter, options: FindOptions(limit: 1)).first else {
+    guard let old = try find(filter, options: FindOptions(limit: 1)).next() else {
       guard upsert else { return UpdateResult(matched: 0, modified: 0, upsertedID: nil) }
       var seeded = replacement
       if seeded["_id"] == nil, let id = Update.upsertSeed(from: filter)["_id"] { seeded = withID(seeded, id) }
@@ -302,7 +235,7 @@ public struct TransactionCollection {
     } catch {
       throw StoreError(.invalidQuery, error.description)
     }
-    let targets = try find(filter, options: FindOptions(limit: many ? nil : 1))
+    let targets = try find(filter, options: FindOptions(limit: many ? nil : 1)).toArray()
     if targets.isEmpty {
       guard upsert else { return UpdateResult(matched: 0, modified: 0, upsertedID: nil) }
       let seed = Update.upsertSeed(from: filter)
@@ -353,7 +286,7 @@ public struct TransactionCollection {
     guard var info = try transaction.info(name, create: false),
       let documentsDB = try transaction.documentsDatabase(info, create: false)
     else { return 0 }
-    let targets = try find(filter, options: FindOptions(limit: limit))
+    let targets = try find(filter, options: FindOptions(limit: limit)).toArray()
     for old in targets {
       let primaryKey = KeyEncoding.encode([old["_id"]!])
       try lmdb.delete(documentsDB, primaryKey)
@@ -391,9 +324,12 @@ public struct TransactionCollection {
     }
     let indexDB = try transaction.database(info.indexName(index), create: true)!
     if let documentsDB = try transaction.documentsDatabase(info, create: false) {
-      try lmdb.scan(documentsDB) { primaryKey, bytes throws(StoreError) in
-        try addEntries(storedDocument(bytes), primaryKey: Array(primaryKey), index: index, database: indexDB)
-        return true
+      var scan = try DocumentScan(self, documentsDB)
+      defer { scan.close() }
+      while let (primaryKey, bson) = try scan.next() {
+        try addEntries(
+          Document(trustedBytesNoCopy: bson, owner: nil), primaryKey: Array(primaryKey), index: index,
+          database: indexDB)
       }
     }
     info.indexes.append(index)
@@ -570,96 +506,4 @@ public struct TransactionCollection {
       }
     }
   }
-}
-
-/// The state of one run of ``TransactionCollection/find(query:options:)``: what it found so far.
-struct QueryRun {
-  let collection: TransactionCollection
-  let query: Query
-  var matches: [Document] = []
-  var explain = Explain(index: nil, keysExamined: 0, documentsExamined: 0, returned: 0)
-  var arena = DocumentArena()
-  /// The primary keys seen, when an index plan can list a document more than once.
-  var seen = Set<[UInt8]>()
-  /// The primary keys of `matches`, when they are to be put back in `_id` order.
-  var matchKeys: [[UInt8]] = []
-  /// A document read, not yet tested (with its primary key when results are re-sorted).
-  var pending: (value: UnsafeRawBufferPointer, primaryKey: [UInt8]?)?
-
-  /// Tests one stored value; true when it matched (and was copied into `matches`).
-  @inline(__always)
-  mutating func test(_ value: UnsafeRawBufferPointer) throws(StoreError) -> Bool {
-    explain.documentsExamined += 1
-    let bson = try collection.storedBSON(value)
-    guard query.matches(trustedBytes: bson) else { return false }
-    matches.append(arena.copy(trusted: bson))
-    return true
-  }
-
-  /// Primary keys from an index, looked up a batch at a time (in a read transaction).
-  var batch: DocumentBatch?
-  /// Whether the index plan may still start batching (in a read transaction, at its second key).
-  var mayBatch = false
-
-  /// Looks up the batch's primary keys and tests their documents in the batch's order.
-  mutating func testBatch(_ lmdb: LMDBTransaction, _ documents: MDB_dbi) throws(StoreError) {
-    guard let count = batch?.count, count > 0, var tree = batch?.tree, let lookups = batch?.lookups else { return }
-    reef_lookup_many(&tree, lookups, UInt32(count))
-    for index in 0..<count {
-      let lookup = lookups[index]
-      let value: UnsafeRawBufferPointer
-      switch lookup.status {
-      case 1: value = UnsafeRawBufferPointer(start: lookup.data, count: lookup.data_size)
-      case 0: continue
-      default:
-        // Anything the batched search did not expect: LMDB's own search decides (and reports damage).
-        guard let found = try lmdb.get(documents, UnsafeRawBufferPointer(start: lookup.key, count: lookup.key_size))
-        else { continue }
-        value = found
-      }
-      if try test(value), let key = batch!.copiedKeys[index] { matchKeys.append(key) }
-    }
-    batch!.removeAll()
-  }
-
-  /// Tests the pending document, if any.
-  @inline(__always)
-  mutating func testPending() throws(StoreError) {
-    guard let (value, primaryKey) = pending else { return }
-    pending = nil
-    if try test(value), let primaryKey { matchKeys.append(primaryKey) }
-  }
-}
-
-/// Primary keys read from an index, waiting to be looked up together (`reef_lookup_many`). The
-/// keys point into the map, where they stay valid until the read transaction ends.
-struct DocumentBatch {
-  let tree: reef_tree
-  let lookups: UnsafeMutablePointer<reef_lookup>
-  /// Each key's copy, when the results are to be put back in `_id` order.
-  var copiedKeys: [[UInt8]?] = []
-  private(set) var count = 0
-
-  init(tree: reef_tree) {
-    self.tree = tree
-    lookups = .allocate(capacity: Int(reef_lookup_batch))
-    copiedKeys.reserveCapacity(Int(reef_lookup_batch))
-  }
-
-  var isFull: Bool { count == Int(reef_lookup_batch) }
-
-  mutating func append(_ primaryKey: UnsafeRawBufferPointer, copiedKey: [UInt8]?) {
-    precondition(!isFull, "a full batch is looked up before another key is added")
-    lookups[count] = reef_lookup(
-      key: primaryKey.baseAddress, key_size: primaryKey.count, data: nil, data_size: 0, status: -1)
-    copiedKeys.append(copiedKey)
-    count += 1
-  }
-
-  mutating func removeAll() {
-    count = 0
-    copiedKeys.removeAll(keepingCapacity: true)
-  }
-
-  func deallocate() { lookups.deallocate() }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import ReefBSON
 import ReefTestSupport
 import Testing
@@ -118,6 +119,28 @@ import Testing
     #expect(try reef("query", input, "--arg", "1").status == 64)
     #expect(try reef("query", input, "--limit", "-1").status == 64)
     #expect(try reef("query", input, "--format", "xml").status == 64)
+  }
+
+  @Test func aSortPastSortMemorySpillsToTempDirAndGivesTheSameResults() throws {
+    let directory = try TemporaryDirectory()
+    // 20,000 documents: over 1 MB with the sort's overhead per document, so --sort-memory 1 spills.
+    let input = try directory.write("many.bson", stream(sampleDocuments(count: 20_000)))
+    let spill = directory.url.appendingPathComponent("spill").path
+    try FileManager.default.createDirectory(atPath: spill, withIntermediateDirectories: true)
+    // Ties on "active" keep the input order, in memory and merged from runs alike.
+    let sort = #"{"active": 1, "address.city": -1}"#
+    let inMemory = try reef("query", input, "--sort", sort, "--format", "bson")
+    let spilled = try reef(
+      "query", input, "--sort", sort, "--format", "bson", "--sort-memory", "1", "--temp-dir", spill)
+    #expect(inMemory.status == 0 && spilled.status == 0, "\(spilled.stderr)")
+    #expect(spilled.stdoutBytes.count == inMemory.stdoutBytes.count)
+    #expect(spilled.stdoutBytes == inMemory.stdoutBytes)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: spill).isEmpty)
+    let top = try reef("query", input, "--sort", sort, "--limit", "3", "--format", "bson")
+    #expect(top.stdoutBytes == Array(inMemory.stdoutBytes.prefix(top.stdoutBytes.count)))
+    #expect(try reef("query", input, "--sort", sort, "--sort-memory", "0").status == 64)
+    let missing = try reef("query", input, "--sort", sort, "--sort-memory", "1", "--temp-dir", spill + "/none")
+    #expect(missing.status == 1 && missing.stderr.contains(spill + "/none"), "\(missing.stderr)")
   }
 
   @Test func malformedStreamPrintsTheMatchesBeforeTheBadDocument() throws {

@@ -51,14 +51,14 @@ import Testing
       ["n": 17], ["n": ["$in": [29_999, 5]]], ["n": ["$gte": 29_998]], ["n": ["$in": [3, 1, 2]]],
     ] {
       #expect(try indexed.explain(filter).index == (filter["n"] == nil ? "group_1" : "n_1"))
-      let batched = try indexed.find(filter)
-      let oneByOne = try temporary.store.write { try $0.collection("indexed").find(filter) }
-      let scanned = try plain.find(filter)
+      let batched = try indexed.find(filter).toArray()
+      let oneByOne = try temporary.store.write { try $0.collection("indexed").find(filter).toArray() }
+      let scanned = try plain.find(filter).toArray()
       #expect(batched == oneByOne, "\(filter)")
       #expect(batched == scanned, "\(filter)")
       #expect(batched.count == scanned.count)
     }
-    #expect(try indexed.find(["group": 0]).filter { $0["text"] != nil }.count == 30_000 / 101 / 40 + 1)
+    #expect(try indexed.find(["group": 0]).toArray().filter { $0["text"] != nil }.count == 30_000 / 101 / 40 + 1)
   }
 
   /// An index entry whose document is gone (possible only through damage) is skipped.
@@ -74,7 +74,7 @@ import Testing
       let database = try #require(try transaction.database(info.documentsName, create: false))
       try transaction.lmdb.delete(database, KeyEncoding.encode([.int32(7)]))
     }
-    let found = try contacts.find(["city": "c1"]).map { $0["_id"] }
+    let found = try contacts.find(["city": "c1"]).toArray().map { $0["_id"] }
     #expect(found == stride(from: 1, to: 300, by: 3).filter { $0 != 7 }.map { .int32(Int32($0)) })
   }
 

@@ -44,7 +44,7 @@ import Testing
     try PowerLoss.damage(storeAt: copy, since: checkpointImage)
     try PowerLoss.rewriteHeader(copy)
     let reopened = try Store(path: copy)
-    let ids = try reopened.collection("a").find([:]).map { $0["_id"] }
+    let ids = try reopened.collection("a").find([:]).toArray().map { $0["_id"] }
     #expect(ids == [.int32(1)])
   }
 }

@@ -389,7 +389,7 @@ import Testing
     }
     _ = try people.insert(["_id": 1, "city": "Oslo"])
     try check("an insert", adds: 1)
-    _ = try people.find(["city": "Oslo"])
+    _ = try people.find(["city": "Oslo"]).toArray()
     try check("a read", adds: 0)
     try store.write { transaction in _ = try transaction.collection("people").findOne(["_id": 1]) }
     try check("a write transaction that only reads", adds: 0)
@@ -715,7 +715,8 @@ func contents(of store: Store) throws -> [String: CollectionContents] {
     var contents: [String: CollectionContents] = [:]
     for name in try transaction.collectionNames() {
       let collection = transaction.collection(name)
-      contents[name] = CollectionContents(indexes: try collection.listIndexes(), documents: try collection.find())
+      contents[name] = CollectionContents(
+        indexes: try collection.listIndexes(), documents: try collection.find().toArray())
     }
     return contents
   }
@@ -732,7 +733,7 @@ func problems(in store: Store, expected: [String: CollectionContents]) throws ->
     }
     for name in names {
       let collection = transaction.collection(name)
-      let documents = try collection.find()
+      let documents = try collection.find().toArray()
       if let wanted = expected[name] {
         let indexes = try collection.listIndexes()
         if indexes != wanted.indexes {

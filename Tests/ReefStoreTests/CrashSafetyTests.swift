@@ -310,7 +310,7 @@ func verifyCrashStore(
 ) throws -> [String] {
   try store.read { transaction throws -> [String] in
     var problems: [String] = []
-    let ledgers = try transaction.collection(CrashTransaction.ledgers).find()
+    let ledgers = try transaction.collection(CrashTransaction.ledgers).find().toArray()
     for (offset, ledger) in ledgers.enumerated() where ledger["_id"] != .int64(Int64(offset) + 1) {
       return ["the ledger's \(offset + 1)th document is \(ledger.extendedJSON(.relaxed)); expected _id \(offset + 1)"]
     }
@@ -351,7 +351,7 @@ func verifyCrashStore(
         problems.append("ledger \(describeLedger(found)) differs from the model's \(describeLedger(expected))")
       }
     }
-    let documents = try transaction.collection(CrashTransaction.documents).find()
+    let documents = try transaction.collection(CrashTransaction.documents).find().toArray()
     problems += compareDocuments(documents, model: model)
 
     // Indexes agree with documents: raw entries, statistics, and index answers equal scans.
@@ -363,7 +363,7 @@ func verifyCrashStore(
     for _ in 0..<2 { numbers.insert(Int64(random.next() % UInt64(max(held, 1))) + 1) }
     for number in numbers.sorted() where number >= 1 {
       filters.append((CrashTransaction.documents, ["txn": .int64(number)]))
-      let found = try transaction.collection(CrashTransaction.documents).find(["txn": .int64(number)])
+      let found = try transaction.collection(CrashTransaction.documents).find(["txn": .int64(number)]).toArray()
       if found != model.documents(ofTransaction: number) {
         problems.append(
           "find({txn: \(number)}) returns _ids \(ids(found)), the model has \(ids(model.documents(ofTransaction: number)))"
@@ -383,15 +383,15 @@ func verifyCrashStore(
     for (name, filter) in filters {
       let collection = transaction.collection(name)
       let explain = try collection.explain(filter)
-      let viaIndex = try collection.find(filter)
+      let viaIndex = try collection.find(filter).toArray()
       let viaScan = try Query(filter: filter).find(in: scanned[name]!)
       // (A collection that has never held a document has no documents to plan over.)
       if explain.index == nil && held >= 1 {
-        problems.append("\(name).find(\(filter.extendedJSON(.relaxed))) uses no index")
+        problems.append("\(name).find(\(filter.extendedJSON(.relaxed))).toArray() uses no index")
       }
       if viaIndex != viaScan {
         problems.append(
-          "\(name).find(\(filter.extendedJSON(.relaxed))) through \(explain.index ?? "no index") returns _ids "
+          "\(name).find(\(filter.extendedJSON(.relaxed))).toArray() through \(explain.index ?? "no index") returns _ids "
             + "\(ids(viaIndex)); a scan finds \(ids(viaScan))")
       }
     }

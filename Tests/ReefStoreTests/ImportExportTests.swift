@@ -43,7 +43,7 @@ func contentsByNamespace(_ path: String) throws -> (
 
 /// A collection's documents as sorted byte arrays.
 func storedDocuments(_ store: Store, _ name: String) throws -> [[UInt8]] {
-  try store.collection(name).find().map(\.bytes).sorted { $0.lexicographicallyPrecedes($1) }
+  try store.collection(name).find().toArray().map(\.bytes).sorted { $0.lexicographicallyPrecedes($1) }
 }
 
 /// Index specifications other than `_id_`, comparable whatever their number types.
@@ -241,7 +241,8 @@ let groupIndex: Document = ["v": 2, "key": ["group": 1, "places.city": -1], "nam
     #expect(report.skipped[0].reason.contains("unknown") || report.skipped[0].reason.contains("type"))
     #expect(report.skipped[1].reason.contains("duplicate key") && report.skipped[1].reason.contains("_id_"))
     #expect(report.skipped[2].reason.contains("name_1") && !report.skipped[2].reason.contains("__import"))
-    #expect(try store.collection("people").find().compactMap { $0["_id"] } == [0, 2, 3, 5].map { BSON.int32($0) })
+    #expect(
+      try store.collection("people").find().toArray().compactMap { $0["_id"] } == [0, 2, 3, 5].map { BSON.int32($0) })
 
     // Without the option, the same file fails and changes nothing.
     #expect(throws: BSONError.self) { try store.importDump(from: DumpSource(path: root + "/people.bson")) }
@@ -426,6 +427,6 @@ let groupIndex: Document = ["v": 2, "key": ["group": 1, "places.city": -1], "nam
     let statistics = try store.statistics()
     #expect(statistics.first?.count == 2)
     #expect(statistics.first?.indexes.map(\.entries) == [2, 2])
-    #expect(try store.collection("people").find(["group": 2]).map { $0["_id"] } == [.int32(3)])
+    #expect(try store.collection("people").find(["group": 2]).toArray().map { $0["_id"] } == [.int32(3)])
   }
 }

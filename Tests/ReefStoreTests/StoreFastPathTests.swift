@@ -74,7 +74,7 @@ import Testing
       try items.insert(["_id": 3])
       #expect(try items.count() == 1)
     }
-    #expect(try temporary.store.collection("items").find() == [["_id": 3]])
+    #expect(try temporary.store.collection("items").find().toArray() == [["_id": 3]])
   }
 
   @Test func readsBetweenWritesSeeTheNewestCommit() throws {

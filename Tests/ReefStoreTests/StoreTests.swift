@@ -43,7 +43,7 @@ func document(_ json: String) throws -> Document { try Document(extendedJSON: js
     let temporary = try TemporaryStore()
     let contacts = temporary.store.collection("contacts")
     #expect(try contacts.count() == 0)
-    #expect(try contacts.find().isEmpty)
+    #expect(try contacts.find().toArray().isEmpty)
     let id = try contacts.insert(document(#"{"name": "Ann", "address": {"city": "Los Angeles"}}"#))
     guard case .objectId = id else {
       Issue.record("expected an ObjectId, found \(id)")
@@ -70,7 +70,7 @@ func document(_ json: String) throws -> Document { try Document(extendedJSON: js
       #expect(error.message.contains("people"), "\(error)")
       #expect(error.message.contains("_id: 1"), "\(error)")
     }
-    #expect(try people.find() == [try document(#"{"_id": 1, "name": "Ann"}"#)])
+    #expect(try people.find().toArray() == [try document(#"{"_id": 1, "name": "Ann"}"#)])
   }
 
   @Test func aFailingWriteTransactionCommitsNothing() throws {
@@ -134,7 +134,7 @@ func document(_ json: String) throws -> Document { try Document(extendedJSON: js
     let items = temporary.store.collection("items")
     try items.insertMany(try (1...5).map { try document(#"{"_id": \#($0), "n": \#($0 % 2)}"#) })
     #expect(try items.deleteOne(document(#"{"n": 1}"#)) == 1)
-    #expect(try items.find().map { $0["_id"]! } == [2, 3, 4, 5])
+    #expect(try items.find().toArray().map { $0["_id"]! } == [2, 3, 4, 5])
     #expect(try items.deleteMany(document(#"{"n": 0}"#)) == 2)
     let result = try items.replaceOne(document(#"{"_id": 3}"#), with: document(#"{"n": 30}"#))
     #expect(result == UpdateResult(matched: 1, modified: 1, upsertedID: nil))
@@ -207,7 +207,7 @@ func document(_ json: String) throws -> Document { try Document(extendedJSON: js
     try temporary.store.collection("kept").insert(document(#"{"_id": 1, "v": "x"}"#))
     try temporary.store.collection("kept").createIndex(document(#"{"v": 1}"#))
     let reopened = try Store(path: temporary.path)
-    #expect(try reopened.collection("kept").find(document(#"{"v": "x"}"#)).count == 1)
+    #expect(try reopened.collection("kept").find(document(#"{"v": "x"}"#)).toArray().count == 1)
     #expect(try reopened.collection("kept").listIndexes().count == 2)
   }
 }

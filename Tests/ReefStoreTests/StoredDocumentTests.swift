@@ -124,7 +124,7 @@ import Testing
       damaged[damaged.count - 20] ^= 0x04
       return damaged
     }
-    expectCorrupt("scan") { _ = try contacts.find(["name": "n9"]) }
+    expectCorrupt("scan") { _ = try contacts.find(["name": "n9"]).toArray() }
     expectCorrupt("count") { _ = try contacts.count(["name": "n9"]) }
     expectCorrupt("document(forID:)") { _ = try contacts.document(forID: .int32(7)) }
     expectCorrupt("forEach") {
@@ -137,21 +137,21 @@ import Testing
     // Reads that never reach the damaged document, and other collections, still work; the
     // failed writes changed nothing.
     #expect(try contacts.document(forID: .int32(3))?["name"] == .string("n3"))
-    #expect(try contacts.find(["_id": 8]).count == 1)
+    #expect(try contacts.find(["_id": 8]).toArray().count == 1)
     #expect(try contacts.listIndexes().count == 1)
-    #expect(try temporary.store.collection("other").find().count == 1)
+    #expect(try temporary.store.collection("other").find().toArray().count == 1)
     // A value cut short, and one whose length prefix disagrees with its size.
     try damage(temporary.store, "contacts", id: .int32(7)) { Array($0.prefix(6)) }
     expectCorrupt("truncated") { _ = try contacts.document(forID: .int32(7)) }
     try damage(temporary.store, "contacts", id: .int32(7)) { $0 + [0] }
-    expectCorrupt("longer than its prefix") { _ = try contacts.find() }
+    expectCorrupt("longer than its prefix") { _ = try contacts.find().toArray() }
     // Once the damaged document is gone (removed below the API), the rest reads as before.
     try temporary.store.write { transaction in
       let info = try #require(try transaction.info("contacts", create: false))
       let database = try #require(try transaction.database(info.documentsName, create: false))
       try transaction.lmdb.delete(database, KeyEncoding.encode([.int32(7)]))
     }
-    #expect(try contacts.find().count == 19)
+    #expect(try contacts.find().toArray().count == 19)
   }
 
   @Test func indexPlansCheckEveryDocumentTheyRead() throws {
@@ -168,13 +168,15 @@ import Testing
     }
     // Document 7 is in "c1": one equality range (results in `_id` order), several ranges (`$in`,
     // re-sorted), a range of values, and the `_id` read.
-    expectCorrupt("equality") { _ = try contacts.find(["city": "c1"]) }
-    expectCorrupt("$in") { _ = try contacts.find(["city": ["$in": ["c0", "c1"]]]) }
-    expectCorrupt("range") { _ = try contacts.find(["city": ["$gte": "c1"]]) }
-    expectCorrupt("_id") { _ = try contacts.find(["_id": 7]) }
+    expectCorrupt("equality") { _ = try contacts.find(["city": "c1"]).toArray() }
+    expectCorrupt("$in") { _ = try contacts.find(["city": ["$in": ["c0", "c1"]]]).toArray() }
+    expectCorrupt("range") { _ = try contacts.find(["city": ["$gte": "c1"]]).toArray() }
+    expectCorrupt("_id") { _ = try contacts.find(["_id": 7]).toArray() }
     #expect(try contacts.explain(["city": "c0"]).index == "city_1")
-    #expect(try contacts.find(["city": "c0"]).map { $0["_id"] } == stride(from: 0, to: 20, by: 3).map { .int32($0) })
-    #expect(try contacts.find(["city": ["$in": ["c2", "c0"]]]).count == 13)
+    #expect(
+      try contacts.find(["city": "c0"]).toArray().map { $0["_id"] } == stride(from: 0, to: 20, by: 3).map { .int32($0) }
+    )
+    #expect(try contacts.find(["city": ["$in": ["c2", "c0"]]]).toArray().count == 13)
   }
 
   @Test func aByteDamagedInTheStoreFileIsFoundOnReopening() throws {
@@ -204,7 +206,7 @@ import Testing
     try Data(file).write(to: URL(fileURLWithPath: path))
     let store = try Store(path: path)
     let contacts = store.collection("contacts")
-    expectCorrupt("reopened scan") { _ = try contacts.find(["note": "marker-21-unique-text"]) }
+    expectCorrupt("reopened scan") { _ = try contacts.find(["note": "marker-21-unique-text"]).toArray() }
     #expect(try contacts.document(forID: .int32(30))?["note"] == .string("marker-30-unique-text"))
   }
 

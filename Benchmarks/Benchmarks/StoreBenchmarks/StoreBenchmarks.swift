@@ -428,7 +428,7 @@ let benchmarks: @Sendable () -> Void = {
     if !queriesChecked {
       queriesChecked = true
       for (collection, indexed) in [("indexed", true), ("plain", false)] {
-        let found = try! stores.reef.collection(collection).find(["address.city": .string(city)]).count
+        let found = try! stores.reef.collection(collection).find(["address.city": .string(city)]).count()
         let rows = Int(csq_query_city(stores.sqlite, city, city.utf8.count, indexed))
         check(found == rows && found > 0, "\(collection): Reef found \(found) documents, SQLite \(rows)")
         let explain = try! stores.reef.collection(collection).explain(["address.city": .string(city)])
@@ -446,7 +446,9 @@ let benchmarks: @Sendable () -> Void = {
     ("query-scan", "plain", "reef-find-scan", "sqlite-json_extract-scan"),
   ] {
     let indexed = collection == "indexed"
-    let reef = { consume(try! queryStores().reef.collection(collection).find(["address.city": .string(city)])) }
+    let reef = {
+      consume(try! queryStores().reef.collection(collection).find(["address.city": .string(city)]).toArray())
+    }
     let sqlite = { consume(csq_query_city(queryStores().sqlite, city, city.utf8.count, indexed)) }
     let configuration = longConfiguration(maxIterations: 200, seconds: 3)
     register("\(group)/\(readLabel)/\(reefName)", configuration: configuration, reef)
