@@ -63,7 +63,7 @@ import Testing
     #expect(try results.get(1)?.get() == count)
     #expect(waits.all == [StoreWait(kind: .importLease, collection: "A", processID: getpid())])
     #expect(waits.all.first?.description == "waiting for the import by process \(getpid()) into A…")
-    let names = try store.collection("A").find().map(nameOf)
+    let names = try store.collection("A").find().toArray().map(nameOf)
     if drop {
       // The later import replaced the earlier one: its documents only.
       #expect(names.count == count && names.allSatisfy { $0.hasPrefix("second ") })
@@ -282,7 +282,7 @@ import Testing
     #expect(run.output("first") == "imported \(count) documents into 1 collection, 0 skipped\n")
     #expect(run.output("second") == "imported \(count) documents into 1 collection, 0 skipped\n")
     let store = try Store(path: run.store)
-    let names = try store.collection("A").find().map(nameOf)
+    let names = try store.collection("A").find().toArray().map(nameOf)
     if drop {
       #expect(names.count == count && names.allSatisfy { $0.hasPrefix("\(second) ") })
     } else {
