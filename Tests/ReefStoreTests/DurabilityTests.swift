@@ -128,8 +128,8 @@ import Testing
   /// Every read transaction first looks, without a lock, at the pin's checkpoint and at the
   /// shared block's sequence (`releaseStalePin`) while a writer on another thread replaces the
   /// pin at each checkpoint: those accesses are atomic. Reads on four threads run alongside 40
-  /// writes that each checkpoint, and see every commit in order. (Under ThreadSanitizer, the
-  /// plain loads and stores this replaced were reported as data races here.)
+  /// writes that each checkpoint, and see every commit in order. (`make sanitize` runs it under
+  /// ThreadSanitizer, for which a plain load or store there would be a data race.)
   @Test func readsOnOtherThreadsWhileCheckpointsReplaceThePin() throws {
     let temporary = try TemporaryStore()
     let store = temporary.store
