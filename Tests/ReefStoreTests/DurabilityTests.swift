@@ -129,7 +129,8 @@ import Testing
   /// shared block's sequence (`releaseStalePin`) while a writer on another thread replaces the
   /// pin at each checkpoint: those accesses are atomic. Reads on four threads run alongside 40
   /// writes that each checkpoint, and see every commit in order. (`make sanitize` runs it under
-  /// ThreadSanitizer, for which a plain load or store there would be a data race.)
+  /// ThreadSanitizer, which reported a data race here between `replacePin`'s store and
+  /// `releaseStalePin`'s load of the plain pointer this replaced.)
   @Test func readsOnOtherThreadsWhileCheckpointsReplaceThePin() throws {
     let temporary = try TemporaryStore()
     let store = temporary.store
