@@ -1,5 +1,6 @@
 /// Helpers for the store's commit log (Sources/ReefStore/CommitLog.swift, Specs/store/log.md):
-/// CRC-32C over its records and headers, and the byte-range locks its openers coordinate with.
+/// CRC-32C over its records and headers, the byte-range locks its openers coordinate with, and
+/// the atomic loads and stores of the shared block's fields.
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -140,4 +141,44 @@ static inline int reef_byte_lock_free(int fd, short type, off_t offset) {
   if (fcntl(fd, F_GETLK, &lock) != 0) return -1;
 #endif
   return lock.l_type == F_UNLCK ? 1 : 0;
+}
+
+// MARK: Atomic accesses to memory that other threads or processes write
+
+/* The fields of the shared block (`path-log-shared`, mapped by every writable opener) are read
+   and written by several processes, and a process may die between any two of its stores. Plain
+   loads and stores give no order at all (the compiler may reorder, merge or tear them), so every
+   access goes through one of these, with the ordering the protocol of `Specs/store/log.md`
+   needs at that step. `at` must be 8-byte aligned (the block is page-aligned and its fields are
+   at multiples of 8). On x86-64 an acquire load and a release or relaxed store are plain `mov`s,
+   a sequentially consistent store an `xchg`. */
+
+/// The 8-byte field at `at`, with no ordering: for a first look that is checked again under a
+/// lock, where a stale value is harmless.
+static inline uint64_t reef_atomic_load_u64_relaxed(const void *at) {
+  return __atomic_load_n((const uint64_t *)at, __ATOMIC_RELAXED);
+}
+
+/// The 8-byte field at `at`; the loads after it see at least what was stored before the release
+/// store that stored the value read.
+static inline uint64_t reef_atomic_load_u64_acquire(const void *at) {
+  return __atomic_load_n((const uint64_t *)at, __ATOMIC_ACQUIRE);
+}
+
+/// Stores `value` at `at` with no ordering.
+static inline void reef_atomic_store_u64_relaxed(void *at, uint64_t value) {
+  __atomic_store_n((uint64_t *)at, value, __ATOMIC_RELAXED);
+}
+
+/// Stores `value` at `at` after every load and store before it: whoever sees the value also
+/// sees them, and a process that dies after this store leaves them done.
+static inline void reef_atomic_store_u64_release(void *at, uint64_t value) {
+  __atomic_store_n((uint64_t *)at, value, __ATOMIC_RELEASE);
+}
+
+/// Stores `value` at `at` in the single total order of sequentially consistent operations: a full
+/// barrier, so nothing after it (loads, stores, or a write to a file) is done before it is
+/// visible.
+static inline void reef_atomic_store_u64_seq_cst(void *at, uint64_t value) {
+  __atomic_store_n((uint64_t *)at, value, __ATOMIC_SEQ_CST);
 }

@@ -1,4 +1,5 @@
 import CLMDB
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -72,14 +73,11 @@ final class CommitLog {
   /// by its first logged commit (or its own checkpoint): LMDB keeps every page that snapshot
   /// and later ones use, so the checkpoint's pages stay as they were flushed.
   private var pin: LMDBTransaction?
-  /// The checkpoint sequence number ``pin`` was taken at while there is a pin, else 0. Behind a
-  /// pointer for ``releaseStalePin(writeLock:)``'s unlocked first look (an aligned 8-byte load;
-  /// a stale value only delays or hastens a check that is then made under the lock).
-  private let pinSequence: UnsafeMutablePointer<UInt64> = {
-    let pointer = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
-    pointer.initialize(to: 0)
-    return pointer
-  }()
+  /// The checkpoint sequence number ``pin`` was taken at while there is a pin, else 0. Written
+  /// under the store's write lock; atomic for ``releaseStalePin(writeLock:)``'s unlocked first
+  /// look from reading threads (relaxed: a stale value only delays or hastens a check that is
+  /// then made under the lock).
+  private let pinSequence = Atomic<UInt64>(0)
   /// LMDB's page size, known from the first checkpoint (0 before).
   private var storePageSize = 0
   /// Set between ``init(storePath:readOnly:)`` and ``opened(environment:)`` by the first opener
@@ -145,7 +143,6 @@ final class CommitLog {
 
   deinit {
     pin?.abort()
-    pinSequence.deallocate()
     if let shared { munmap(shared, CommitLog.blockSize) }
     if directFile >= 0 { Glibc.close(directFile) }
     Glibc.close(file)  // also releases the opener locks
@@ -248,7 +245,7 @@ final class CommitLog {
     /// Whether the current checkpoint's log holds records.
     func holdsRecords(_ shared: UnsafeMutableRawPointer) -> Bool {
       sharedIsValid(shared)
-        && shared.load(fromByteOffset: SharedField.tail, as: UInt64.self) > UInt64(CommitLog.recordsStart)
+        && SharedField.load(shared, SharedField.tail) > UInt64(CommitLog.recordsStart)
     }
     guard !readOnly, pin != nil, let shared, holdsRecords(shared) else { return }
     guard let writer = try? LMDBTransaction(environment: environment, readOnly: false) else { return }
@@ -269,10 +266,10 @@ final class CommitLog {
   /// when there is nothing to do (two loads), so every read transaction calls it.
   func releaseStalePin(writeLock: Mutex) {
     guard let shared else { return }
-    let pinned = pinSequence.pointee
-    guard pinned != 0, shared.load(fromByteOffset: SharedField.sequence, as: UInt64.self) != pinned else { return }
+    let pinned = pinSequence.load(ordering: .relaxed)
+    guard pinned != 0, sequence(shared) != pinned else { return }
     writeLock.withLockIfAvailable {
-      guard pin != nil, sharedIsValid(shared), sequence(shared) > pinSequence.pointee else { return }
+      guard pin != nil, sharedIsValid(shared), sequence(shared) > pinSequence.load(ordering: .relaxed) else { return }
       replacePin(with: nil, sequence: 0)
     }
   }
@@ -281,7 +278,7 @@ final class CommitLog {
   private func replacePin(with newPin: LMDBTransaction?, sequence: UInt64) {
     pin?.abort()
     pin = newPin
-    pinSequence.pointee = sequence
+    pinSequence.store(sequence, ordering: .relaxed)
   }
 
   // MARK: Committing
@@ -298,7 +295,7 @@ final class CommitLog {
   }
 
   private func ensurePin(environment: OpaquePointer, shared: UnsafeMutableRawPointer) throws(StoreError) {
-    if pin == nil || !sharedIsValid(shared) || sequence(shared) >= pinSequence.pointee + 2 {
+    if pin == nil || !sharedIsValid(shared) || sequence(shared) >= pinSequence.load(ordering: .relaxed) + 2 {
       try checkpoint(environment: environment)
     }
   }
@@ -314,7 +311,7 @@ final class CommitLog {
     var info = MDB_envinfo()
     guard mdb_env_info(environment, &info) == 0, storePageSize > 0 else { return }
     let needed = (info.me_last_pgno + 1) * storePageSize + CommitLog.storeFileHeadroom
-    if Int(shared.load(fromByteOffset: SharedField.storeFileSize, as: UInt64.self)) >= needed { return }
+    if Int(SharedField.load(shared, SharedField.storeFileSize)) >= needed { return }
     var descriptor: Int32 = -1
     var status = stat()
     guard mdb_env_get_fd(environment, &descriptor) == 0, fstat(descriptor, &status) == 0 else { return }
@@ -323,7 +320,7 @@ final class CommitLog {
       let step = min(16 << 20, max(1 << 20, size / 8))
       size = writeZeros(descriptor, from: size, to: (needed + step - 1) / step * step)
     }
-    shared.storeBytes(of: UInt64(size), toByteOffset: SharedField.storeFileSize, as: UInt64.self)
+    SharedField.store(shared, SharedField.storeFileSize, UInt64(size))
   }
 
   /// How far past LMDB's last page ``growStoreFileIfNeeded(environment:shared:)`` keeps the
@@ -354,12 +351,12 @@ final class CommitLog {
     }
     let lsn = UInt64(mdb_txn_id(transaction.pointer))
     try ensurePin(environment: environment, shared: shared)  // done when the transaction began; checked again
-    var last = shared.load(fromByteOffset: SharedField.lastLSN, as: UInt64.self)
-    var start = Int(shared.load(fromByteOffset: SharedField.tail, as: UInt64.self))
+    var last = SharedField.load(shared, SharedField.lastLSN)
+    var start = Int(SharedField.load(shared, SharedField.tail))
     if last == lsn {
       // A writer that died after logging this transaction number, before LMDB committed it:
       // its record was never acknowledged, and this one takes its place.
-      start = Int(shared.load(fromByteOffset: SharedField.lastStart, as: UInt64.self))
+      start = Int(SharedField.load(shared, SharedField.lastStart))
       last = lsn - 1
     }
     if last != lsn - 1 || start < CommitLog.recordsStart {
@@ -386,23 +383,24 @@ final class CommitLog {
       commitFlushes += 1
     }
     let before = (
-      shared.load(fromByteOffset: SharedField.tail, as: UInt64.self),
-      shared.load(fromByteOffset: SharedField.lastLSN, as: UInt64.self),
-      shared.load(fromByteOffset: SharedField.lastStart, as: UInt64.self)
+      SharedField.load(shared, SharedField.tail),
+      SharedField.load(shared, SharedField.lastLSN),
+      SharedField.load(shared, SharedField.lastStart)
     )
     // In this order, so that a writer that dies between two of them leaves the next writer
-    // to write over its record (from `start`), which was never acknowledged.
-    shared.storeBytes(of: UInt64(start), toByteOffset: SharedField.lastStart, as: UInt64.self)
-    shared.storeBytes(of: lsn, toByteOffset: SharedField.lastLSN, as: UInt64.self)
-    shared.storeBytes(of: UInt64(start + size), toByteOffset: SharedField.tail, as: UInt64.self)
+    // to write over its record (from `start`), which was never acknowledged. (Release stores:
+    // each is visible only after the ones before it.)
+    SharedField.store(shared, SharedField.lastStart, UInt64(start))
+    SharedField.store(shared, SharedField.lastLSN, lsn)
+    SharedField.store(shared, SharedField.tail, UInt64(start + size))
     do {
       try transaction.commit()
     } catch {
       // The reverse of the order above, so that dying between two of them again leaves the
       // next writer to write over this record.
-      shared.storeBytes(of: before.0, toByteOffset: SharedField.tail, as: UInt64.self)
-      shared.storeBytes(of: before.1, toByteOffset: SharedField.lastLSN, as: UInt64.self)
-      shared.storeBytes(of: before.2, toByteOffset: SharedField.lastStart, as: UInt64.self)
+      SharedField.store(shared, SharedField.tail, before.0)
+      SharedField.store(shared, SharedField.lastLSN, before.1)
+      SharedField.store(shared, SharedField.lastStart, before.2)
       eraseRecord(at: start)
       throw error
     }
@@ -454,8 +452,9 @@ final class CommitLog {
       sequence: previous + 1, checkpoint: state, pageSize: UInt32(pageSize), device: UInt64(status.st_dev),
       inode: UInt64(status.st_ino), salt: UInt64.random(in: 1...UInt64.max), boot: boot, metas: metas)
     // Until the shared block describes the new header, it describes none: a checkpointer that
-    // dies in between leaves the next writer to checkpoint again.
-    shared?.storeBytes(of: 0, toByteOffset: SharedField.magic, as: UInt64.self)
+    // dies in between leaves the next writer to checkpoint again. (Sequentially consistent: the
+    // header's write below, and the release stores after it, come after it.)
+    if let shared { reef_atomic_store_u64_seq_cst(shared + SharedField.magic, 0) }
     let bytes = header.encoded()
     let slot = CommitLog.headerOffsets[Int(header.sequence % 2)]
     guard bytes.withUnsafeBytes({ pwriteAll(file, $0, at: slot) }) else { throw writeFailed() }
@@ -468,13 +467,14 @@ final class CommitLog {
     }
     if let shared {
       boot.withUnsafeBytes { shared.advanced(by: SharedField.boot).copyMemory(from: $0.baseAddress!, byteCount: 40) }
-      shared.storeBytes(of: header.sequence, toByteOffset: SharedField.sequence, as: UInt64.self)
-      shared.storeBytes(of: header.salt, toByteOffset: SharedField.salt, as: UInt64.self)
-      shared.storeBytes(of: UInt64(CommitLog.recordsStart), toByteOffset: SharedField.tail, as: UInt64.self)
-      shared.storeBytes(of: state, toByteOffset: SharedField.lastLSN, as: UInt64.self)
-      shared.storeBytes(of: UInt64(CommitLog.recordsStart), toByteOffset: SharedField.lastStart, as: UInt64.self)
-      shared.storeBytes(of: UInt64(status.st_size), toByteOffset: SharedField.storeFileSize, as: UInt64.self)
-      shared.storeBytes(of: CommitLog.headerMagic, toByteOffset: SharedField.magic, as: UInt64.self)
+      SharedField.store(shared, SharedField.sequence, header.sequence)
+      SharedField.store(shared, SharedField.salt, header.salt)
+      SharedField.store(shared, SharedField.tail, UInt64(CommitLog.recordsStart))
+      SharedField.store(shared, SharedField.lastLSN, state)
+      SharedField.store(shared, SharedField.lastStart, UInt64(CommitLog.recordsStart))
+      SharedField.store(shared, SharedField.storeFileSize, UInt64(status.st_size))
+      // Last: whoever reads the magic (an acquire load) sees every field above, and the boot id.
+      SharedField.store(shared, SharedField.magic, CommitLog.headerMagic)
     }
     checkpoints += 1
     replacePin(with: newPin, sequence: header.sequence)
@@ -555,7 +555,18 @@ final class CommitLog {
     return best
   }
 
-  /// Offsets of the shared block's fields.
+  /// Offsets of the shared block's fields, and their loads and stores.
+  ///
+  /// Other processes read and write the block (under LMDB's write lock, except a first look
+  /// without it), and any of them may die between two of its stores, so the 8-byte fields are
+  /// read and written atomically (`log.h`), never with plain loads and stores that the compiler
+  /// may reorder, merge or tear: stores are release stores (each is visible only after every
+  /// access before it, so the orders `Specs/store/log.md` relies on hold however a writer stops)
+  /// and loads acquire loads (what a store published is seen after its value is), except the
+  /// invalidation at the start of a checkpoint, which is sequentially consistent. On x86-64 these
+  /// are the plain `mov`s they were, and the invalidation an `xchg`. Every field is at a multiple
+  /// of 8 of the page-aligned block: naturally aligned. The boot id (40 bytes) is written before
+  /// the magic's release store and read after its acquire load.
   enum SharedField {
     static let magic = 0
     static let sequence = 8
@@ -566,20 +577,32 @@ final class CommitLog {
     static let salt = 48
     static let boot = 56  // 40 bytes
     static let storeFileSize = 96
+
+    /// The 8-byte field at `offset` of the block `shared` (an acquire load).
+    @inline(__always)
+    static func load(_ shared: UnsafeMutableRawPointer, _ offset: Int) -> UInt64 {
+      reef_atomic_load_u64_acquire(shared + offset)
+    }
+
+    /// Stores `value` in the 8-byte field at `offset` of the block `shared` (a release store).
+    @inline(__always)
+    static func store(_ shared: UnsafeMutableRawPointer, _ offset: Int, _ value: UInt64) {
+      reef_atomic_store_u64_release(shared + offset, value)
+    }
   }
 
   /// Whether a checkpoint of this boot set the shared block up.
   private func sharedIsValid(_ shared: UnsafeMutableRawPointer) -> Bool {
-    guard shared.load(fromByteOffset: SharedField.magic, as: UInt64.self) == CommitLog.headerMagic else { return false }
+    guard SharedField.load(shared, SharedField.magic) == CommitLog.headerMagic else { return false }
     return boot.withUnsafeBytes { memcmp(shared.advanced(by: SharedField.boot), $0.baseAddress!, 40) == 0 }
   }
 
   private func sequence(_ shared: UnsafeMutableRawPointer) -> UInt64 {
-    shared.load(fromByteOffset: SharedField.sequence, as: UInt64.self)
+    SharedField.load(shared, SharedField.sequence)
   }
 
   private func salt(_ shared: UnsafeMutableRawPointer) -> UInt64 {
-    shared.load(fromByteOffset: SharedField.salt, as: UInt64.self)
+    SharedField.load(shared, SharedField.salt)
   }
 
   // MARK: Files
@@ -587,7 +610,7 @@ final class CommitLog {
   /// Makes the log at least `size` bytes long, growing it with written zeros (flushed), so that
   /// a record written below `size` changes no file metadata.
   private func ensureCapacity(_ size: Int) throws(StoreError) {
-    if let shared, Int(shared.load(fromByteOffset: SharedField.capacity, as: UInt64.self)) >= size { return }
+    if let shared, Int(SharedField.load(shared, SharedField.capacity)) >= size { return }
     var status = stat()
     guard fstat(file, &status) == 0 else {
       throw StoreError(.storage, "the commit log \(logPath): \(FileSystem.errnoText())")
@@ -601,7 +624,7 @@ final class CommitLog {
         throw StoreError(.full, "growing the commit log \(logPath): \(FileSystem.errnoText())")
       }
     }
-    shared?.storeBytes(of: UInt64(length), toByteOffset: SharedField.capacity, as: UInt64.self)
+    if let shared { SharedField.store(shared, SharedField.capacity, UInt64(length)) }
   }
 
   /// Overwrites the header of the record at `offset` (best effort), after a commit failed.

@@ -125,6 +125,55 @@ import Testing
     #expect(try store.collection("mine").count() == 2)
   }
 
+  /// Every read transaction first looks, without a lock, at the pin's checkpoint and at the
+  /// shared block's sequence (`releaseStalePin`) while a writer on another thread replaces the
+  /// pin at each checkpoint: those accesses are atomic. Reads on four threads run alongside 40
+  /// writes that each checkpoint, and see every commit in order. (`make sanitize` runs it under
+  /// ThreadSanitizer, which reported a data race here between `replacePin`'s store and
+  /// `releaseStalePin`'s load of the plain pointer this replaced.)
+  @Test func readsOnOtherThreadsWhileCheckpointsReplaceThePin() throws {
+    let temporary = try TemporaryStore()
+    let store = temporary.store
+    let log = try #require(store.log)
+    try store.collection("c").insert(document(#"{"_id": 0}"#))
+    final class Context: @unchecked Sendable {
+      let store: Store
+      let done = AtomicCounter()
+      let failures = AtomicCounter()
+      init(_ store: Store) { self.store = store }
+    }
+    let context = Context(store)
+    var threads: [pthread_t] = []
+    for _ in 0..<4 {
+      var thread = pthread_t()
+      pthread_create(
+        &thread, nil,
+        { argument in
+          let context = Unmanaged<Context>.fromOpaque(argument!).takeUnretainedValue()
+          var last = 0
+          while context.done.load() == 0 {
+            let count = (try? context.store.collection("c").count()) ?? -1
+            if count < last { context.failures.add(1) }
+            last = count
+          }
+          return nil
+        }, Unmanaged.passUnretained(context).toOpaque())
+      threads.append(thread)
+    }
+    let checkpoints = log.checkpoints
+    for index in 1...40 {
+      try store.write { transaction in
+        try transaction.collection("c").insert(document(#"{"_id": \#(index)}"#))
+        try log.checkpoint(environment: store.environment)
+      }
+    }
+    context.done.add(1)
+    for thread in threads { pthread_join(thread, nil) }
+    #expect(context.failures.load() == 0, "a read saw fewer documents than a read before it")
+    #expect(log.checkpoints >= checkpoints + 40)
+    #expect(try store.collection("c").count() == 41)
+  }
+
   /// A store is four files; `Store.deleteFiles(at:)` removes them all, and says whether the
   /// store was there.
   @Test func aStoreIsItsFileLockFileAndCommitLog() throws {

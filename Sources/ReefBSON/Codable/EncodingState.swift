@@ -29,6 +29,15 @@ struct EncodingKindSlot {
 /// reference, or 0).
 private let idleEncodingState = Atomic<UInt>(0)
 
+/// Fast-mode states let go of (another was idle already) while boxes of their last call were
+/// still held by their users: the slot of each such box retains its node, which holds the state,
+/// so nothing else would ever free them (a leak that LeakSanitizer reported). Each retained
+/// once (their addresses); ``EncodingState/reclaimAbandoned()`` lets each go once its users have
+/// let go of all its boxes.
+private let abandonedStates = Mutex<[UInt]>([])
+/// How many states `abandonedStates` holds, for a check without the lock at the end of each call.
+private let abandonedCount = Atomic<Int>(0)
+
 /// Marks `Optional`, whose values a dynamic cast unwraps.
 protocol OptionalMarker {}
 extension Optional: OptionalMarker {}
@@ -161,8 +170,41 @@ final class EncodingState {
     if !idleEncodingState.compareExchange(expected: 0, desired: address, ordering: .acquiringAndReleasing).exchanged {
       nodes.deinitialize(count: nodeCount)
       nodeCount = 0
-      Unmanaged<EncodingState>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).release()
+      if boxes.retainsNodes {
+        // Kept boxes: keep the state's reference (taken above) where a later call looks again.
+        abandonedStates.withLock { $0.append(address) }
+        abandonedCount.add(1, ordering: .relaxed)
+      } else {
+        Unmanaged<EncodingState>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).release()
+      }
     }
+    if abandonedCount.load(ordering: .relaxed) != 0 { Self.reclaimAbandoned() }
+  }
+
+  /// Lets go of each abandoned state (see `abandonedStates`) whose users have let go of every box
+  /// they kept: its slots then let go of their nodes as at the end of a call, and with them of
+  /// the state.
+  @inline(never)
+  static func reclaimAbandoned() {
+    abandonedStates.withLock { addresses in
+      addresses.removeAll { address in
+        let state = Unmanaged<EncodingState>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)
+        let free = state._withUnsafeGuaranteedRef { state in
+          state.boxes.endCall()
+          return !state.boxes.retainsNodes
+        }
+        guard free else { return false }
+        abandonedCount.subtract(1, ordering: .relaxed)
+        state.release()
+        return true
+      }
+    }
+  }
+
+  /// Whether `state` was let go of with boxes its users kept, and waits for them (for tests).
+  static func isAbandoned(_ state: EncodingState) -> Bool {
+    let address = UInt(bitPattern: Unmanaged.passUnretained(state).toOpaque())
+    return abandonedStates.withLock { $0.contains(address) }
   }
 
   /// What an idle state's writer holds, so that it keeps no document's bytes alive.

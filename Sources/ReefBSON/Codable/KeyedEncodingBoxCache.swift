@@ -105,14 +105,18 @@ struct KeyedEncodingBoxCache {
   /// the kept container may be read on another thread at any moment (its `codingPath`, a write
   /// that does nothing), and it reads the node through the slot without retaining it, so a
   /// release there could free the node under that read. Such a node (which holds its state) is
-  /// never freed: a kept container costs its state's memory, never memory safety.
+  /// freed only once its user has let go of the box: by a later call's `endCall()` on the same
+  /// state, or, for a state let go of meanwhile, by `EncodingState.reclaimAbandoned()`.
   mutating func endCall() {
     for index in 0..<boxes.count where Self.node(in: boxes[index].payload) != nil { keepOrClear(index) }
   }
 
+  /// Whether a slot retains its node: a box its user kept past the call (see ``endCall()``).
+  var retainsNodes: Bool { retained != 0 }
+
   /// Frees the cache, with its state. No slot holds a node then, and no box is held: the call
   /// has ended, so every slot let go of its node except those of boxes their users kept
-  /// (``endCall()``), which retain their nodes, and so the state, for good.
+  /// (``endCall()``), which retain their nodes, and so the state, until their users let go.
   mutating func free() {
     boxes.free { slot in
       assert(slot.pointee == nil, "a box cache slot still holds a node as its state is freed")
