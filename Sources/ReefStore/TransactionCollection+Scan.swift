@@ -19,7 +19,9 @@ extension TransactionCollection {
   ///   - body: Called with each matching document, a view of the store's memory map that is
   ///     valid only during the call (keep it with `copied()`). Returns `false`
   ///     to stop.
-  /// - Throws: ``StoreError`` when the filter does not compile or a stored document is damaged;
+  /// - Throws: ``StoreError`` when the filter does not compile or a stored document is damaged
+  ///   (its checksum, or its place: keys out of order, an `_id` other than its key:
+  ///   ``StoreError/Kind/corrupt``, naming the collection and the position);
   ///   whatever `body` throws, which stops the visit.
   /// - Complexity: O(*n*) in the collection's documents.
   public func forEach(_ filter: Document = Document(), _ body: (Document) throws -> Bool) throws {
@@ -28,8 +30,9 @@ extension TransactionCollection {
       let documentsDB = try transaction.documentsDatabase(info, create: false)
     else { return }
     var failure: (any Error)?
-    try lmdb.scan(documentsDB) { _, bytes throws(StoreError) in
-      let bson = try storedBSON(bytes)
+    let check = DocumentScanCheck(collection: name)
+    try lmdb.scan(documentsDB) { key, bytes throws(StoreError) in
+      let bson = try check.document(key: key, value: bytes)
       guard query.matches(trustedBytes: bson) else { return true }
       do {
         return try body(Document(trustedBytesNoCopy: bson, owner: nil))

@@ -207,8 +207,9 @@ public struct TransactionCollection {
       } else {
         // In natural order, the scan can stop once the matches that decide the result are found.
         let needed = query.matchesNeeded(for: options)
-        try lmdb.scan(documentsDB) { _, value throws(StoreError) in
-          _ = try run.pointee.test(value)
+        let check = DocumentScanCheck(collection: name)
+        try lmdb.scan(documentsDB) { key, value throws(StoreError) in
+          _ = try run.pointee.test(bson: check.document(key: key, value: value))
           return needed.map { run.pointee.matches.count < $0 } ?? true
         }
       }
@@ -387,8 +388,10 @@ public struct TransactionCollection {
     }
     let indexDB = try transaction.database(info.indexName(index), create: true)!
     if let documentsDB = try transaction.documentsDatabase(info, create: false) {
+      let check = DocumentScanCheck(collection: name)
       try lmdb.scan(documentsDB) { primaryKey, bytes throws(StoreError) in
-        try addEntries(storedDocument(bytes), primaryKey: Array(primaryKey), index: index, database: indexDB)
+        let document = Document(trustedBytesNoCopy: try check.document(key: primaryKey, value: bytes), owner: nil)
+        try addEntries(document, primaryKey: Array(primaryKey), index: index, database: indexDB)
         return true
       }
     }
@@ -584,8 +587,13 @@ struct QueryRun {
   /// Tests one stored value; true when it matched (and was copied into `matches`).
   @inline(__always)
   mutating func test(_ value: UnsafeRawBufferPointer) throws(StoreError) -> Bool {
+    try test(bson: collection.storedBSON(value))
+  }
+
+  /// Tests one stored document's BSON, already checked (``DocumentScanCheck``, or its checksum).
+  @inline(__always)
+  mutating func test(bson: UnsafeRawBufferPointer) -> Bool {
     explain.documentsExamined += 1
-    let bson = try collection.storedBSON(value)
     guard query.matches(trustedBytes: bson) else { return false }
     matches.append(arena.copy(trusted: bson))
     return true
