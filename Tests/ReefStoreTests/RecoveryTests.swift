@@ -4,6 +4,12 @@ import Testing
 
 @testable import ReefStore
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// Recovery after a restart of the machine (`Specs/store/log.md`), acted out on copies of a
 /// store's files (``PowerLossCopy``); the crash test does the same after every kill.
 @Suite struct RecoveryTests {
@@ -29,5 +35,165 @@ import Testing
     #expect(recovered.log?.replayed == (closed ? 0 : 10))
     #expect(try recovered.collection("c").count() == 20)
     withExtendedLifetime(store) {}
+  }
+}
+
+/// A store file cut short, or one byte of a header (meta) page changed: every open refuses it
+/// with an error saying what and where (or rebuilds it from the commit log, with every commit),
+/// never a crash and never a wrong answer (`Specs/store/layout.md`, "Checks at opening").
+@Suite struct StoreFileDamageTests {
+  /// A closed store of `count` documents with an ObjectId-free `_id` and some text, in
+  /// `directory`; returns its path.
+  static func makeStore(in directory: TemporaryDirectory, count: Int = 3000) throws -> String {
+    let path = directory.store
+    let store = try Store(path: path)
+    try store.write { transaction in
+      let people = transaction.collection("people")
+      for number in 0..<count {
+        try people.insert(["_id": .int32(Int32(number)), "text": .string("person \(number), with text to fill pages")])
+      }
+    }
+    return path
+  }
+
+  /// Expects every open of the store at `path` (read-only and writable) to throw a `corrupt`
+  /// error whose message holds each of `expected`.
+  func expectRefused(_ path: String, _ expected: [String], sourceLocation: SourceLocation = #_sourceLocation) {
+    for readOnly in [true, false] {
+      do {
+        _ = try Store(path: path, options: StoreOptions(readOnly: readOnly))
+        Issue.record("the damaged store was opened (read-only: \(readOnly))", sourceLocation: sourceLocation)
+      } catch {
+        #expect(error.kind == .corrupt, "\(error)", sourceLocation: sourceLocation)
+        for text in expected {
+          #expect(error.message.contains(text), "\(error) lacks \(text)", sourceLocation: sourceLocation)
+        }
+      }
+    }
+  }
+
+  /// `truncate -s SIZE` on a copy of the store file (its log copied too, but naming the
+  /// original's file: it cannot rebuild the copy): every open, in this process and through the
+  /// `reef` binary (where a read past the end of the map would be SIGBUS), is an error saying
+  /// the file is truncated, the size expected for the last page, and the size found.
+  @Test func aTruncatedStoreFileIsRefusedByEveryOpen() throws {
+    let directory = TemporaryDirectory()
+    let path = try StoreFileDamageTests.makeStore(in: directory)
+    let image = try StoreFileImage(path: path)
+    let used = image.usedSize
+    let lastPage = image.lastPage(ofHeader: image.newestHeader)
+    #expect(used > 64 * image.pageSize)
+    let input = directory.path + "/input.json"
+    try PowerLoss.replaceContents(of: input, with: Array(#"{"_id": "new"}"#.utf8))
+    for size in [8192, used / 4, used / 2, used - image.pageSize] {
+      let copy = try PowerLoss.copyStore(path, into: directory.path + "/cut\(size)")
+      #expect(truncate(copy, off_t(size)) == 0)
+      expectRefused(
+        copy, ["\(copy) is truncated", "expected \(used) bytes for last page \(lastPage)", "found \(size) bytes"])
+      for arguments in [
+        ["stats", "--store", copy], ["query", "--store", copy, "--collection", "people", "--count"],
+        ["export", "--store", copy, "--out", directory.path + "/out\(size).jsonl"],
+        ["import", "--store", copy, "--collection", "people", input],
+      ] {
+        let status = try runReef(arguments)
+        #expect(status == 1 << 8, "reef \(arguments.joined(separator: " ")): wait status \(status) (exit 1 expected)")
+      }
+    }
+  }
+
+  /// A store file of 0 bytes beside the log of the store it was: not a new, empty store, and
+  /// not "Bad file descriptor", but an error saying the file is empty and what held it.
+  @Test func anEmptyStoreFileBesideItsLogIsRefused() throws {
+    let directory = TemporaryDirectory()
+    let path = try StoreFileDamageTests.makeStore(in: directory, count: 10)
+    #expect(truncate(path, 0) == 0)
+    expectRefused(path, ["\(path) is empty (0 bytes)", "records a checkpoint"])
+    for arguments in [["stats", "--store", path], ["query", "--store", path, "--collection", "people", "--count"]] {
+      let status = try runReef(arguments)
+      #expect(status == 1 << 8, "reef \(arguments.joined(separator: " ")): wait status \(status) (exit 1 expected)")
+    }
+    // An empty file with nothing beside it is a new store, when opened for writing.
+    let fresh = directory.path + "/fresh.reef"
+    try PowerLoss.replaceContents(of: fresh, with: [])
+    #expect(try Store(path: fresh).collection("c").count() == 0)
+  }
+
+  /// A store file cut short past the pages of the log's checkpoint (what LMDB wrote since is
+  /// lost) is rebuilt from the checkpoint and the log's records, as after a power loss: every
+  /// commit is there. A read-only opener says to open it for writing once.
+  @Test func aStoreFileCutShortPastItsCheckpointIsRebuiltFromTheLog() throws {
+    let directory = TemporaryDirectory()
+    let path = try StoreFileDamageTests.makeStore(in: directory, count: 100)
+    let store = try Store(path: path)  // a checkpoint, and a pin on it
+    for number in 100..<400 { try store.collection("people").insert(["_id": .int32(Int32(number))]) }
+    let copy = try PowerLoss.copyStore(path, into: directory.path + "/copy")
+    // The copy's log names the copy's file, in this boot: a crash of the process, then the cut.
+    try PowerLoss.rewriteHeader(copy, boot: CommitLog.currentBoot())
+    let checkpoint = try #require(try LogImage(path: copy + "-log").newest).checkpointMeta()
+    let image = try StoreFileImage(path: copy)
+    let size = (Int(checkpoint.lastPage) + 1) * image.pageSize
+    #expect(size < image.usedSize)
+    #expect(truncate(copy, off_t(size)) == 0)
+    do {
+      _ = try Store(path: copy, options: StoreOptions(readOnly: true))
+      Issue.record("a read-only open rebuilt the store")
+    } catch {
+      #expect(error.kind == .corrupt && error.message.contains("open it once without readOnly"), "\(error)")
+    }
+    let rebuilt = try Store(path: copy)
+    #expect(rebuilt.log?.replayed == 300)
+    #expect(try rebuilt.collection("people").count() == 400)
+    #expect(try rebuilt.collection("people").find().count == 400)
+    withExtendedLifetime(store) {}
+  }
+
+  /// One change to the newest header page: the main table's root page number (the next page, or
+  /// the root of the snapshot before), its flags, or the transaction number (two less: the
+  /// other header page then looks newest; or 256 more). Without a log that can rebuild it,
+  /// every open refuses the file naming the header page; with the log's checkpoint before the
+  /// damage, the store is rebuilt with every document.
+  @Test(arguments: ["root+1", "stale root", "flags DUPSORT", "flags INTEGERKEY", "txnid-2", "txnid+256"])
+  func aDamagedHeaderPageIsDetected(_ change: String) throws {
+    let directory = TemporaryDirectory()
+    let path = try StoreFileDamageTests.makeStore(in: directory, count: 500)
+    do {
+      // Commits after the checkpoint (left by the first store's close), logged, then a crash.
+      let store = try Store(path: path)
+      for number in 500..<510 { try store.collection("people").insert(["_id": .int32(Int32(number))]) }
+      _ = try PowerLoss.copyStore(path, into: directory.path + "/logged")
+    }
+    for rebuildable in [false, true] {
+      let copy = try PowerLoss.copyStore(
+        directory.path + "/logged/store.reef", into: directory.path + "/copy-\(rebuildable)", withLog: rebuildable)
+      if rebuildable { try PowerLoss.rewriteHeader(copy, boot: CommitLog.currentBoot()) }
+      var image = try StoreFileImage(path: copy)
+      let page = image.newestHeader
+      let other = 1 - page
+      switch change {
+      case "root+1":
+        image.bytes[image.mainRootOffset(ofHeader: page)] &+= 1
+      case "stale root":
+        image.bytes.setLittleEndian(image.mainRoot(ofHeader: other), at: image.mainRootOffset(ofHeader: page), size: 8)
+      case "flags DUPSORT":
+        image.bytes[image.mainFlagsOffset(ofHeader: page)] = 0x04
+      case "flags INTEGERKEY":
+        image.bytes[image.mainFlagsOffset(ofHeader: page)] = 0x08
+      case "txnid-2":
+        image.bytes[image.transactionOffset(ofHeader: page)] &-= 2
+      default:
+        image.bytes[image.transactionOffset(ofHeader: page) + 1] &+= 1
+      }
+      try PowerLoss.replaceContents(of: copy, with: image.bytes)
+      if rebuildable {
+        let store = try Store(path: copy)
+        #expect(try store.collection("people").count() == 510)
+        #expect(try store.collection("people").find().count == 510)
+        #expect(try store.collectionNames() == ["people"])
+      } else {
+        expectRefused(copy, ["\(copy) has a damaged header", "header page"])
+        let status = try runReef(["query", "--store", copy, "--collection", "people", "--count"])
+        #expect(status == 1 << 8, "reef query --count: wait status \(status) (exit 1 expected)")
+      }
+    }
   }
 }
