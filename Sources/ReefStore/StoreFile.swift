@@ -26,6 +26,10 @@ struct LMDBMeta: Equatable {
   static let size = 152
   static let magic: UInt32 = 0xBEEF_C0DE
   static let version: UInt32 = 1
+  /// The page sizes LMDB uses (powers of 2 in this range).
+  static let pageSizes = 512...65536
+  /// The most levels a table's tree has (LMDB's `CURSOR_STACK`).
+  static let maximumDepth: UInt16 = 32
   /// `P_INVALID`: the root of an empty table.
   static let noPage = UInt64.max
 
@@ -130,7 +134,7 @@ struct StoreFileCheck {
       )
     }
     let pageSize = zero.pageSize
-    guard pageSize >= 512, pageSize <= 65536, pageSize.nonzeroBitCount == 1 else {
+    guard LMDBMeta.pageSizes.contains(pageSize), pageSize.nonzeroBitCount == 1 else {
       throw StoreFileDamage(
         kind: .header,
         detail: "header page 0 records a page size of \(pageSize) bytes, expected a power of 2 from 512 to 65536")
@@ -173,6 +177,12 @@ struct StoreFileCheck {
     }
     func damage(_ kind: StoreFileDamage.Kind, _ detail: String) -> StoreFileDamage {
       StoreFileDamage(kind: kind, detail: detail, newestIntact: intact)
+    }
+    for meta in metas where !LMDBMeta.pageSizes.contains(meta.pageSize) || meta.pageSize.nonzeroBitCount != 1 {
+      throw StoreFileDamage(
+        kind: .header,
+        detail: "header page \(meta.page) records a page size of \(meta.pageSize) bytes, expected a power of 2 "
+          + "from 512 to 65536")
     }
     guard metas[0].pageSize == metas[1].pageSize else {
       throw damage(
@@ -292,6 +302,11 @@ struct StoreFileCheck {
     -> ([UInt8], UInt64)
   {
     let page = "header page \(meta.page) (transaction \(meta.transaction))"
+    guard depth >= 1, depth <= LMDBMeta.maximumDepth else {
+      throw StoreFileDamage(
+        kind: .header,
+        detail: "\(page) records a \(table) of depth \(depth), expected 1 to \(LMDBMeta.maximumDepth) for a root page")
+    }
     var number = root
     var level: UInt16 = 1
     while true {

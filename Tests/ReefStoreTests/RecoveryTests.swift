@@ -118,6 +118,34 @@ import Testing
     #expect(try Store(path: fresh).collection("c").count() == 0)
   }
 
+  /// Each bit 0 of the newest header page's first 152 bytes (its page header and `MDB_meta`)
+  /// flipped in turn, opened read-only without a log: an error, or every document (a byte LMDB
+  /// does not read for it, such as the map size or a page count), never a crash or fewer.
+  @Test func everyByteOfTheNewestHeaderPageIsAnErrorOrHarmless() throws {
+    let directory = TemporaryDirectory()
+    let path = try StoreFileDamageTests.makeStore(in: directory, count: 200)
+    let original = try StoreFileImage(path: path)
+    let base = original.newestHeader * original.pageSize
+    var harmless: [Int] = []
+    for offset in 0..<152 {
+      let copy = try PowerLoss.copyStore(path, into: directory.path + "/flip", withLog: false)
+      var image = original
+      image.bytes[base + offset] ^= 0x01
+      try PowerLoss.replaceContents(of: copy, with: image.bytes)
+      do {
+        let store = try Store(path: copy, options: StoreOptions(readOnly: true))
+        let ids = try store.collection("people").find().map { $0["_id"] }
+        #expect(ids == (0..<200).map { .int32(Int32($0)) }, "byte \(offset) flipped: \(ids.count) documents")
+        #expect(try store.collection("people").count() == 200, "byte \(offset) flipped")
+        harmless.append(offset)
+      } catch {}
+    }
+    // The root page number, the main table's flags and the transaction are never harmless.
+    for field in [128..<136, 92..<94, 144..<152] {
+      #expect(harmless.allSatisfy { !field.contains($0) }, "\(field): \(harmless)")
+    }
+  }
+
   /// A store file cut short past the pages of the log's checkpoint (what LMDB wrote since is
   /// lost) is rebuilt from the checkpoint and the log's records, as after a power loss: every
   /// commit is there. A read-only opener says to open it for writing once.
