@@ -146,6 +146,32 @@ import Testing
     }
   }
 
+  /// A main table of more than one level (300 collections: the stamp is in its first leaf, down
+  /// the first child of each branch page) passes the checks, written again and reopened; its
+  /// root page number made the older header's is found.
+  @Test func aMainTableOfSeveralLevelsIsChecked() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.store
+    do {
+      let store = try Store(path: path)
+      try store.write { transaction in
+        for number in 0..<300 { try transaction.collection("collection-\(number)").insert(["_id": 1]) }
+      }
+      try store.collection("collection-7").insert(["_id": 2])
+    }
+    var image = try StoreFileImage(path: path)
+    let newest = image.newestHeader
+    #expect(image.bytes.littleEndian(at: newest * image.pageSize + 94, size: 2) >= 2)
+    #expect(try Store(path: path, options: StoreOptions(readOnly: true)).collectionNames().count == 300)
+    #expect(try Store(path: path).collection("collection-7").count() == 2)
+    image = try StoreFileImage(path: path)
+    let page = image.newestHeader
+    image.bytes.setLittleEndian(image.mainRoot(ofHeader: 1 - page), at: image.mainRootOffset(ofHeader: page), size: 8)
+    let copy = try PowerLoss.copyStore(path, into: directory.path + "/copy", withLog: false)
+    try PowerLoss.replaceContents(of: copy, with: image.bytes)
+    expectRefused(copy, ["has a damaged header", "header page \(page)"])
+  }
+
   /// A store file cut short past the pages of the log's checkpoint (what LMDB wrote since is
   /// lost) is rebuilt from the checkpoint and the log's records, as after a power loss: every
   /// commit is there. A read-only opener says to open it for writing once.
