@@ -42,10 +42,7 @@ final class DocumentScanCheck {
   private var encoded: [UInt8] = []
 
   /// A check for a scan of `collection`'s documents, from its first entry.
-  init(collection: String) {
-    self.collection = collection
-    encoded.reserveCapacity(64)
-  }
+  init(collection: String) { self.collection = collection }
 
   deinit { previous.deallocate() }
 

@@ -165,12 +165,16 @@ final class LMDBTransaction {
   private func stamp() throws(StoreError) {
     var main: MDB_dbi = 0
     try check(mdb_dbi_open(pointer, nil, 0, &main), "write transaction commit: opening the main table")
-    let number = withUnsafeBytes(of: UInt64(mdb_txn_id(pointer)).littleEndian) { Array($0) }
-    try withValue(TransactionStamp.key) { (key: inout MDB_val) throws(StoreError) in
-      try withValue(number) { (data: inout MDB_val) throws(StoreError) in
-        try check(mdb_put(pointer, main, &key, &data, 0), "write transaction commit: stamping it")
+    // On the stack: no allocation per commit.
+    var number = UInt64(mdb_txn_id(pointer)).littleEndian
+    let code = withUnsafeMutableBytes(of: &number) { bytes in
+      TransactionStamp.key.withUnsafeBytes { key in
+        var keyValue = lmdbValue(key)
+        var data = MDB_val(mv_size: bytes.count, mv_data: bytes.baseAddress)
+        return mdb_put(pointer, main, &keyValue, &data, 0)
       }
     }
+    try check(code, "write transaction commit: stamping it")
   }
 
   func abort() {
