@@ -1,3 +1,4 @@
+import CLMDB
 import ReefBSON
 import ReefTestSupport
 import Testing
@@ -170,6 +171,50 @@ import Testing
     let copy = try PowerLoss.copyStore(path, into: directory.path + "/copy", withLog: false)
     try PowerLoss.replaceContents(of: copy, with: image.bytes)
     expectRefused(copy, ["has a damaged header", "header page \(page)"])
+  }
+
+  /// A store last written before stamps (the stamp removed with LMDB's own API, below Reef):
+  /// both header pages pass the checks (their main table starts with a table's record), the
+  /// store opens with its documents, read-only and writable, and its next write stamps it.
+  @Test func aStoreWrittenBeforeStampsOpens() throws {
+    let directory = TemporaryDirectory()
+    let path = try StoreFileDamageTests.makeStore(in: directory, count: 50)
+    for _ in 0..<2 {  // both header pages without a stamp
+      var environment: OpaquePointer?
+      #expect(mdb_env_create(&environment) == 0)
+      #expect(mdb_env_set_maxdbs(environment, 16) == 0)
+      #expect(mdb_env_open(environment, path, UInt32(MDB_NOSUBDIR), 0o644) == 0)
+      var transaction: OpaquePointer?
+      #expect(mdb_txn_begin(environment, nil, 0, &transaction) == 0)
+      var main: MDB_dbi = 0
+      #expect(mdb_dbi_open(transaction, nil, 0, &main) == 0)
+      let removed = TransactionStamp.key.withUnsafeBytes { key in
+        var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        return mdb_del(transaction, main, &keyValue, nil)
+      }
+      #expect(removed == 0 || removed == MDB_NOTFOUND)
+      // A change to a table, so that the commit writes a header page.
+      var meta: MDB_dbi = 0
+      #expect(mdb_dbi_open(transaction, "__meta", 0, &meta) == 0)
+      let put = Array("legacy".utf8).withUnsafeBytes { key in
+        var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var data = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        return mdb_put(transaction, meta, &keyValue, &data, 0)
+      }
+      #expect(put == 0)
+      #expect(mdb_txn_commit(transaction) == 0)
+      mdb_env_close(environment)
+    }
+    #expect(try Store(path: path, options: StoreOptions(readOnly: true)).collection("people").count() == 50)
+    let store = try Store(path: path)
+    try store.collection("people").insert(["_id": 50])
+    #expect(try store.collection("people").find().count == 51)
+    let stamped = try store.read { transaction in
+      var main: MDB_dbi = 0
+      try check(mdb_dbi_open(transaction.lmdb.pointer, nil, 0, &main), "main")
+      return try transaction.lmdb.get(main, TransactionStamp.key).map { Array($0) }
+    }
+    #expect(stamped?.count == 8)
   }
 
   /// A store file cut short past the pages of the log's checkpoint (what LMDB wrote since is
