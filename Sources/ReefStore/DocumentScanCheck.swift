@@ -34,17 +34,26 @@ final class DocumentScanCheck {
   /// The collection scanned, for errors.
   let collection: String
   /// How many entries passed the check: the position (from 0, in `_id` order) of the next one.
-  private(set) var position = 0
+  var position: Int { state.pointee.position }
   /// The key of the entry before, copied (LMDB's keys are at most 511 bytes).
   private let previous = UnsafeMutableRawPointer.allocate(byteCount: 512, alignment: 8)
-  private var previousCount = -1
+  /// The size of the key before (-1 before the first entry) and ``position``, behind a pointer:
+  /// a class's stored `var` would be checked for exclusive access at run time at each entry.
+  private let state: UnsafeMutablePointer<(previousCount: Int, position: Int)> = {
+    let pointer = UnsafeMutablePointer<(previousCount: Int, position: Int)>.allocate(capacity: 1)
+    pointer.initialize(to: (-1, 0))
+    return pointer
+  }()
   /// The `_id` of a document, encoded, when it is not an ObjectId as the first field.
   private var encoded: [UInt8] = []
 
   /// A check for a scan of `collection`'s documents, from its first entry.
   init(collection: String) { self.collection = collection }
 
-  deinit { previous.deallocate() }
+  deinit {
+    previous.deallocate()
+    state.deallocate()
+  }
 
   /// The BSON of the next entry of the scan, once its checksum, its key's order and its `_id`
   /// have been checked.
@@ -63,14 +72,15 @@ final class DocumentScanCheck {
     guard key.count <= 512, follows(key), idIsKey(bson, key) else { throw damaged(key: key, value: value) }
     // Safe: the key holds at most 512 bytes (checked above), the buffer's size.
     if key.count > 0 { previous.copyMemory(from: key.baseAddress!, byteCount: key.count) }
-    previousCount = key.count
-    position &+= 1  // Safe: a count of entries.
+    state.pointee.previousCount = key.count
+    state.pointee.position &+= 1  // Safe: a count of entries.
     return bson
   }
 
   /// Whether `key` comes strictly after the key of the entry before (any key, for the first).
   @inline(__always)
   private func follows(_ key: UnsafeRawBufferPointer) -> Bool {
+    let previousCount = state.pointee.previousCount
     guard previousCount >= 0 else { return true }
     let common = min(previousCount, key.count)
     let order = common == 0 ? 0 : memcmp(previous, key.baseAddress!, common)
@@ -109,7 +119,7 @@ final class DocumentScanCheck {
       return StoreError(.corrupt, "\(place): \(StoredDocument.damage(value)); \(advice)")
     }
     if key.count > 512 || !follows(key) {
-      let before = UnsafeRawBufferPointer(start: previous, count: max(previousCount, 0))
+      let before = UnsafeRawBufferPointer(start: previous, count: max(state.pointee.previousCount, 0))
       return StoreError(
         .corrupt,
         "\(place): expected a key after the previous one (\(DocumentScanCheck.hex(before))), found "
