@@ -175,7 +175,9 @@ final class CommitLog {
     guard header.inode == data.inode else { return }
     if header.boot == boot {
       // No restart since the checkpoint: the store file (in the page cache) holds every
-      // commit; records past it were never committed. The checkpoint at opening starts over.
+      // commit; records past it were never committed. The checkpoint at opening starts over,
+      // unless the file is damaged and the checkpoint can rebuild it.
+      try recoverDamage(header, data: data, storePath: storePath)
       return
     }
     let metas = DataFile.metas(of: data.descriptor, pageSize: Int(header.pageSize))
@@ -202,6 +204,66 @@ final class CommitLog {
     replayFrom = header
   }
 
+  /// Why the first opener did not rebuild a damaged store file from the log, for the error
+  /// that refuses it (nil when it did, or found nothing wrong).
+  private(set) var damageNote: String?
+  /// The transaction a rebuild must reach: the newest the damaged file's whole header pages name.
+  private var requiredTransaction: UInt64 = 0
+
+  /// When the store file is damaged (cut short, or a header page that fails the checks of
+  /// `StoreFileCheck`) and the log's checkpoint can stand in for its header pages, with records
+  /// that reach every transaction a whole header page names: writes the checkpoint's header
+  /// pages back, and ``opened(environment:)`` applies the records, as after a power loss.
+  /// Otherwise leaves the file as it is (and says why in ``damageNote``): the store refuses it.
+  private func recoverDamage(_ header: LogHeader, data: DataFile, storePath: String) throws(StoreError) {
+    guard let check = StoreFileCheck(descriptor: data.descriptor) else { return }
+    let damage: StoreFileDamage
+    do throws(StoreFileDamage) {
+      try check.check()
+      return
+    } catch {
+      damage = error
+    }
+    let half = CommitLog.metaCopySize
+    guard let zero = LMDBMeta(Array(header.metas[0..<half]), page: 0),
+      let one = LMDBMeta(Array(header.metas[half...]), page: 1)
+    else {
+      damageNote = "the commit log's checkpoint holds no LMDB header pages"
+      return
+    }
+    do throws(StoreFileDamage) {
+      try check.check([zero, one])
+    } catch {
+      damageNote =
+        "the commit log's checkpoint (transaction \(header.checkpoint)) cannot stand in for the header pages: "
+        + error.detail
+      return
+    }
+    var reached = header.checkpoint
+    var offset = CommitLog.recordsStart
+    while let payload = readRecord(at: offset, sequence: header.sequence, salt: header.salt, lsn: reached + 1) {
+      offset += CommitRecord.paddedSize(CommitLog.recordHeaderSize + payload.count)
+      reached += 1
+    }
+    let required = damage.newestIntact ?? 0
+    guard reached >= required else {
+      damageNote =
+        "the commit log reaches transaction \(reached), the store file's header recorded \(required)"
+      return
+    }
+    if readOnly {
+      throw StoreError(
+        .corrupt,
+        "the store \(storePath) is damaged (\(damage.detail)); its commit log \(logPath) can rebuild it: "
+          + "open it once without readOnly")
+    }
+    let writable = try DataFile(path: storePath, readOnly: false)
+    defer { writable.close() }
+    try writable.restore(header)
+    replayFrom = header
+    requiredTransaction = required
+  }
+
   /// Called once LMDB has opened the store: applies the records kept for a restart, makes the
   /// first checkpoint of a first writable opener, and lets other openers in.
   func opened(environment: OpaquePointer) throws(StoreError) {
@@ -218,6 +280,13 @@ final class CommitLog {
       hold = try LMDBTransaction(environment: environment, readOnly: true)
       replayed = try replay(header, environment: environment)
       replayFrom = nil
+      let reached = header.checkpoint + UInt64(replayed)
+      guard reached >= requiredTransaction else {
+        throw StoreError(
+          .corrupt,
+          "rebuilding the store from \(logPath): its records reach transaction \(reached), the damaged store "
+            + "file's header recorded \(requiredTransaction); restore the store from a backup or a dump")
+      }
     }
     let writer = try LMDBTransaction(environment: environment, readOnly: false)
     defer { writer.abort() }
@@ -785,7 +854,7 @@ struct DataFile {
 
 /// Up to `count` bytes at `offset` of the file open at `descriptor`, read again after an
 /// interrupted or short read: fewer only where the file ends or a read fails.
-private func preadAll(_ descriptor: Int32, count: Int, at offset: Int) -> [UInt8] {
+func preadAll(_ descriptor: Int32, count: Int, at offset: Int) -> [UInt8] {
   var bytes = [UInt8](repeating: 0, count: count)
   var done = 0
   bytes.withUnsafeMutableBytes { raw in

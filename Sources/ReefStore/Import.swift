@@ -351,7 +351,8 @@ struct ImportRun {
           done = true
           return
         }
-        let existing = transaction.collection(name)
+        // The keys' order and each `_id` are checked as in every scan (from this batch's first key).
+        let check = DocumentScanCheck(collection: name)
         var copy: [Document] = []
         var bytes = 0
         var last: [UInt8]?
@@ -359,7 +360,7 @@ struct ImportRun {
           if let after, key.elementsEqual(after) { return true }
           guard copy.count < options.batchDocuments, bytes < options.batchBytes else { return false }
           // Validated when it was stored: not validated again when copied.
-          copy.append(Document(storedCopying: try existing.storedBSON(value)))
+          copy.append(Document(storedCopying: try check.document(key: key, value: value)))
           bytes += value.count
           last = Array(key)
           return true

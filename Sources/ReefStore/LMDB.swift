@@ -134,6 +134,9 @@ final class LMDBTransaction {
   /// The commit log's record of this write transaction's changes, when the store has a log:
   /// every change made through this handle is added to it.
   var record: CommitRecord?
+  /// Whether this write transaction changed something (a put, a delete, a drop, a database
+  /// made): LMDB then commits it as a new transaction, and ``commit()`` stamps it first.
+  private(set) var changed = false
 
   init(environment: OpaquePointer, readOnly: Bool) throws(StoreError) {
     var txn: OpaquePointer?
@@ -149,10 +152,33 @@ final class LMDBTransaction {
     self.readOnly = readOnly
   }
 
+  /// Commits the transaction. A write transaction that changed something first stores its
+  /// transaction number under ``TransactionStamp/key`` in LMDB's main table (a page the commit
+  /// rewrites anyway, to record the changed tables' roots), which the checks at opening compare
+  /// with the header page that names the table (`StoreFileCheck`). If that fails, nothing is
+  /// committed and the caller aborts.
   func commit() throws(StoreError) {
     guard !finished else { return }
+    if changed && !readOnly { try stamp() }
     finished = true
     try check(mdb_txn_commit(pointer), "write transaction commit")
+  }
+
+  /// Stores this transaction's number under the stamp key of the main table (not recorded in the
+  /// commit log: applying a record commits, and so stamps, again).
+  private func stamp() throws(StoreError) {
+    var main: MDB_dbi = 0
+    try check(mdb_dbi_open(pointer, nil, 0, &main), "write transaction commit: opening the main table")
+    // On the stack: no allocation per commit.
+    var number = UInt64(mdb_txn_id(pointer)).littleEndian
+    let code = withUnsafeMutableBytes(of: &number) { bytes in
+      TransactionStamp.key.withUnsafeBytes { key in
+        var keyValue = lmdbValue(key)
+        var data = MDB_val(mv_size: bytes.count, mv_data: bytes.baseAddress)
+        return mdb_put(pointer, main, &keyValue, &data, 0)
+      }
+    }
+    try check(code, "write transaction commit: stamping it")
   }
 
   func abort() {
@@ -201,7 +227,10 @@ final class LMDBTransaction {
     try check(code, "opening \(name)")
     // The same order as LMDB's default, compared without a memcmp call per node.
     try check(reef_set_compare(pointer, dbi), "opening \(name)")
-    if created { record?.define(dbi, name: name, create: true) }
+    if created {
+      changed = true
+      record?.define(dbi, name: name, create: true)
+    }
     return dbi
   }
 
@@ -237,6 +266,7 @@ final class LMDBTransaction {
         if code == MDB_KEYEXIST { return false }
         if code == MDB_BAD_VALSIZE { throw keyTooLarge(key.count) }
         try check(code, "write")
+        changed = true
         record?.put(dbi, key: buffer(keyValue), value: buffer(dataValue))
         return true
       }
@@ -259,6 +289,7 @@ final class LMDBTransaction {
       if code == MDB_KEYEXIST { return false }
       if code == MDB_BAD_VALSIZE { throw keyTooLarge(key.count) }
       try check(code, "write")
+      changed = true
       // The reserved space must be filled before the next write in this transaction: it is, here.
       StoredDocument.write(bson, to: UnsafeMutableRawBufferPointer(start: data.mv_data, count: data.mv_size))
       record?.put(dbi, key: key, value: buffer(data))
@@ -272,6 +303,7 @@ final class LMDBTransaction {
       let code = mdb_del(pointer, dbi, &keyValue, nil)
       if code == MDB_NOTFOUND { return false }
       try check(code, "delete")
+      changed = true
       record?.delete(dbi, key: buffer(keyValue))
       return true
     }
@@ -280,6 +312,7 @@ final class LMDBTransaction {
   /// Removes a database and its contents.
   func drop(_ dbi: MDB_dbi) throws(StoreError) {
     try check(mdb_drop(pointer, dbi, 1), "drop")
+    changed = true
     record?.drop(dbi)
   }
 

@@ -140,7 +140,11 @@ public final class Store: @unchecked Sendable {
     writeWatch = options.onWait.map { WriteWaitWatch(delay: options.writerWaitDelay, hook: $0) }
     // The log first: its first opener after a restart puts the store file back at the last
     // checkpoint before LMDB reads it.
-    log = try CommitLog.open(storePath: path, readOnly: options.readOnly)
+    let hadLog = access(path + "-log", F_OK) == 0
+    let log = try CommitLog.open(storePath: path, readOnly: options.readOnly)
+    self.log = log
+    // Before LMDB maps the file: a file cut short, or a damaged header page, is refused here.
+    try Store.checkStoreFile(path: path, log: log, readOnly: options.readOnly, hadLog: hadLog)
     var environment: OpaquePointer?
     try check(mdb_env_create(&environment), "creating the environment")
     self.environment = environment!

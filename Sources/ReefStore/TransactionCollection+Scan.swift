@@ -46,21 +46,25 @@ extension TransactionCollection {
 struct DocumentScan {
   let collection: TransactionCollection
   private let cursor: LMDBCursor
+  /// Each entry's checksum, its key's order and its `_id` against its key.
+  private let check: DocumentScanCheck
 
   /// A scan of the documents database `documentsDB` of `collection`, from its first document.
   init(_ collection: TransactionCollection, _ documentsDB: MDB_dbi) throws(StoreError) {
     self.collection = collection
+    check = DocumentScanCheck(collection: collection.name)
     cursor = try LMDBCursor(collection.lmdb, documentsDB)
     try cursor.seek(nil)
   }
 
   /// The next stored document: its primary key and its verified BSON, views of the map valid
   /// until the transaction ends (or, in a write transaction, the collection changes).
-  /// - Throws: ``StoreError/Kind/corrupt`` for a value that fails its checksum.
+  /// - Throws: ``StoreError/Kind/corrupt`` for a value that fails its checksum, a key that does
+  ///   not follow the one before, or a document whose `_id` is not its key (``DocumentScanCheck``).
   @inline(__always)
   mutating func next() throws(StoreError) -> (primaryKey: UnsafeRawBufferPointer, bson: UnsafeRawBufferPointer)? {
     guard let (key, value) = try cursor.next() else { return nil }
-    return (key, try collection.storedBSON(value))
+    return (key, try check.document(key: key, value: value))
   }
 
   /// Closes the cursor (before a write transaction ends; a read transaction's may also be closed after).

@@ -780,6 +780,8 @@ func databases(of store: Store) throws -> [String: [[UInt8]: [UInt8]]] {
     try check(mdb_dbi_open(lmdb.pointer, nil, 0, &main), "opening the main database")
     var names: [String] = []
     try lmdb.scan(main) { key, _ throws(StoreError) in
+      // The stamp (`TransactionStamp`, a transaction number) is no table's record.
+      if key.elementsEqual(TransactionStamp.key) { return true }
       names.append(String(decoding: key, as: UTF8.self))
       return true
     }

@@ -210,6 +210,87 @@ import Testing
     #expect(try contacts.document(forID: .int32(30))?["note"] == .string("marker-30-unique-text"))
   }
 
+  /// The value of one document stored under another's key (each passes its checksum): a scan
+  /// reports the collection and the position, where it would have given the document twice.
+  @Test func aDocumentUnderAnotherKeyIsFoundByScans() throws {
+    let directory = makeTemporaryDirectory("reef-stored-document")
+    defer { removeTree(directory) }
+    let store = try Store(path: directory + "/moved.reef")
+    let contacts = store.collection("contacts")
+    for number in 0..<10 { try contacts.insert(["_id": .int32(Int32(number)), "n": .int32(Int32(number))]) }
+    var five: [UInt8] = []
+    try damage(store, "contacts", id: .int32(5)) { value in
+      five = value
+      return value
+    }
+    try damage(store, "contacts", id: .int32(4)) { _ in five }
+    for (what, read) in [
+      ("scan", { _ = try contacts.find(["n": ["$gte": 0]]) }),
+      ("forEach", { try store.read { try $0.collection("contacts").forEach { _ in true } } }),
+    ] as [(String, () throws -> Void)] {
+      expectCorrupt(what) { try read() }
+      do {
+        try read()
+      } catch {
+        #expect("\(error)".contains("position 4") && "\(error)".contains("_id 5"), "\(what): \(error)")
+      }
+    }
+  }
+
+  /// One changed flags byte on a leaf page of a collection's documents. As a leaf of fixed-size
+  /// keys (`P_LEAF2`), LMDB returns garbage keys and not the values, so each entry repeated the
+  /// value before: scans and exports report an error naming the collection and the position,
+  /// never documents twice. As a branch and a leaf at once: every read is right, or an error.
+  @Test(arguments: [UInt8(0x22), 0x03])
+  func aDamagedDataPageIsAnErrorNamingThePosition(_ flags: UInt8) throws {
+    let directory = makeTemporaryDirectory("reef-stored-document")
+    defer { removeTree(directory) }
+    let path = directory + "/pages.reef"
+    do {
+      let store = try Store(path: path)
+      try store.write { transaction in
+        let contacts = transaction.collection("contacts")
+        for number in 0..<2000 {
+          try contacts.insert(["_id": .int32(Int32(number)), "name": .string("contact \(number) of many")])
+        }
+      }
+    }
+    var image = try StoreFileImage(path: path)
+    let leaves = try image.leaves(ofTable: "c:1")
+    #expect(leaves.count > 10)
+    image.bytes[image.flagsOffset(ofPage: leaves[leaves.count / 2])] = flags
+    try PowerLoss.replaceContents(of: path, with: image.bytes)
+    let store = try Store(path: path, options: StoreOptions(readOnly: true))
+    let contacts = store.collection("contacts")
+    func expectPosition(_ what: String, _ body: () throws -> Void) {
+      expectCorrupt(what, body)
+      do {
+        try body()
+      } catch {
+        #expect("\(error)".contains("position"), "\(what): \(error)")
+      }
+    }
+    if flags == 0x03 {
+      // LMDB reads a leaf that also says "branch" as a leaf when a scan reaches it from its
+      // neighbour: every document, in order. A lookup that descends into it reads it as a
+      // branch and fails (MDB_PAGE_NOTFOUND): an error, never another document or none.
+      let all = try contacts.find(["name": ["$exists": true]])
+      #expect(all.map { $0["_id"] } == (0..<2000).map { .int32(Int32($0)) })
+      for number in 0..<2000 {
+        do {
+          let found = try contacts.document(forID: .int32(Int32(number)))
+          #expect(found?["_id"] == .int32(Int32(number)), "document(forID: \(number))")
+        } catch {}
+      }
+      return
+    }
+    expectPosition("find") { _ = try contacts.find(["name": ["$exists": true]]) }
+    expectPosition("forEach") { try store.read { try $0.collection("contacts").forEach { _ in true } } }
+    expectPosition("export") {
+      _ = try store.exportDump(to: DumpWriter(path: directory + "/out.jsonl", format: .jsonl))
+    }
+  }
+
   @Test func storesOfAnotherFormatAreRefusedWhenOpened() throws {
     let directory = makeTemporaryDirectory("reef-store-format")
     defer { removeTree(directory) }
