@@ -120,7 +120,7 @@ func profileStore() {
       }
       if which == "one" { filter = ["name": names[call & 4095]] }
       let start = threadCPUSeconds()
-      found += try! collection.find(filter).count
+      found += try! collection.find(filter).toArray().count
       times.append(threadCPUSeconds() - start)
     }
     times.sort()
