@@ -225,7 +225,7 @@ import Testing
     }
     try damage(store, "contacts", id: .int32(4)) { _ in five }
     for (what, read) in [
-      ("scan", { _ = try contacts.find(["n": ["$gte": 0]]) }),
+      ("scan", { _ = try contacts.find(["n": ["$gte": 0]]).toArray() }),
       ("forEach", { try store.read { try $0.collection("contacts").forEach { _ in true } } }),
     ] as [(String, () throws -> Void)] {
       expectCorrupt(what) { try read() }
@@ -274,7 +274,7 @@ import Testing
       // LMDB reads a leaf that also says "branch" as a leaf when a scan reaches it from its
       // neighbour: every document, in order. A lookup that descends into it reads it as a
       // branch and fails (MDB_PAGE_NOTFOUND): an error, never another document or none.
-      let all = try contacts.find(["name": ["$exists": true]])
+      let all = try contacts.find(["name": ["$exists": true]]).toArray()
       #expect(all.map { $0["_id"] } == (0..<2000).map { .int32(Int32($0)) })
       for number in 0..<2000 {
         do {
@@ -284,7 +284,7 @@ import Testing
       }
       return
     }
-    expectPosition("find") { _ = try contacts.find(["name": ["$exists": true]]) }
+    expectPosition("find") { _ = try contacts.find(["name": ["$exists": true]]).toArray() }
     expectPosition("forEach") { try store.read { try $0.collection("contacts").forEach { _ in true } } }
     expectPosition("export") {
       _ = try store.exportDump(to: DumpWriter(path: directory + "/out.jsonl", format: .jsonl))
