@@ -124,7 +124,7 @@ struct PathArena {
 /// made, so that containers can point into them without reference counting; a container used
 /// after its `decode` call has returned is caught by the generation check instead of reading
 /// freed memory.
-private let resourcePool = Mutex<(all: [DecoderResources], idle: [DecoderResources])>(([], []))
+private let resourcePool = Locked<(all: [DecoderResources], idle: [DecoderResources])>(([], []))
 
 /// One idle `DecoderResources`, handed over without a lock (the common case): the address of
 /// resources kept alive by `resourcePool.all`, or 0. Idle resources are either here or in
@@ -132,7 +132,7 @@ private let resourcePool = Mutex<(all: [DecoderResources], idle: [DecoderResourc
 private let fastIdleResources = Atomic<UInt>(0)
 
 /// How each type met so far decodes (a type's conformances never change, so this only grows).
-private let decodingKinds = Mutex<[ObjectIdentifier: DecodingKind]>([:])
+private let decodingKinds = Locked<[ObjectIdentifier: DecodingKind]>([:])
 
 /// What changes during a decode call. It lives behind a pointer, so that updating it costs no
 /// dynamic exclusivity check.

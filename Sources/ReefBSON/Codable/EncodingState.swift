@@ -7,7 +7,7 @@ import Synchronization
 #endif
 
 /// How each type met so far encodes (a type's conformances never change, so this only grows).
-private let encodingKinds = Mutex<[ObjectIdentifier: EncodingKind]>([:])
+private let encodingKinds = Locked<[ObjectIdentifier: EncodingKind]>([:])
 
 /// How the encoder writes a value of a given static type.
 enum EncodingKind: @unchecked Sendable {  // @unchecked: it holds only metatypes
@@ -34,7 +34,7 @@ private let idleEncodingState = Atomic<UInt>(0)
 /// so nothing else would ever free them (a leak that LeakSanitizer reported). Each retained
 /// once (their addresses); ``EncodingState/reclaimAbandoned()`` lets each go once its users have
 /// let go of all its boxes.
-private let abandonedStates = Mutex<[UInt]>([])
+private let abandonedStates = Locked<[UInt]>([])
 /// How many states `abandonedStates` holds, for a check without the lock at the end of each call.
 private let abandonedCount = Atomic<Int>(0)
 
