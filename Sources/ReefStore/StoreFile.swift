@@ -122,34 +122,28 @@ struct StoreFileCheck {
   /// page size page 0 records. Throws when the file is empty, too short, or a page is no meta page.
   func metas() throws(StoreFileDamage) -> [LMDBMeta] {
     if fileSize == 0 { throw StoreFileDamage(kind: .empty, detail: "the file is empty (0 bytes)") }
-    let first = preadAll(descriptor, count: LMDBMeta.size, at: 0)
-    guard let zero = LMDBMeta(first, page: 0) else {
-      if first.count < LMDBMeta.size {
+    /// Header page `page`, at byte `offset`.
+    func meta(_ page: Int, at offset: Int) throws(StoreFileDamage) -> LMDBMeta {
+      let bytes = preadAll(descriptor, count: LMDBMeta.size, at: offset)
+      if let meta = LMDBMeta(bytes, page: page) { return meta }
+      if bytes.count < LMDBMeta.size {
         throw StoreFileDamage(
           kind: .truncated,
-          detail: "expected at least \(LMDBMeta.size) bytes for header page 0, found \(fileSize) bytes")
+          detail: "expected at least \(offset + LMDBMeta.size) bytes for header page \(page), found \(fileSize) bytes")
       }
       throw StoreFileDamage(
-        kind: .header, detail: "header page 0 (at byte 0) is not an LMDB meta page (flags, magic 0xBEEFC0DE, version 1)"
-      )
+        kind: .header,
+        detail:
+          "header page \(page) (at byte \(offset)) is not an LMDB meta page (flags, magic 0xBEEFC0DE, version 1)")
     }
+    let zero = try meta(0, at: 0)
     let pageSize = zero.pageSize
     guard LMDBMeta.pageSizes.contains(pageSize), pageSize.nonzeroBitCount == 1 else {
       throw StoreFileDamage(
         kind: .header,
         detail: "header page 0 records a page size of \(pageSize) bytes, expected a power of 2 from 512 to 65536")
     }
-    let second = preadAll(descriptor, count: LMDBMeta.size, at: pageSize)
-    guard let one = LMDBMeta(second, page: 1) else {
-      if second.count < LMDBMeta.size {
-        throw StoreFileDamage(
-          kind: .truncated,
-          detail: "expected at least \(pageSize + LMDBMeta.size) bytes for header page 1, found \(fileSize) bytes")
-      }
-      throw StoreFileDamage(
-        kind: .header,
-        detail: "header page 1 (at byte \(pageSize)) is not an LMDB meta page (flags, magic 0xBEEFC0DE, version 1)")
-    }
+    let one = try meta(1, at: pageSize)
     return [zero, one]
   }
 
