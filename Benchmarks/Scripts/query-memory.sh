@@ -18,6 +18,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$here/memory-sampling.sh"
 root="$(dirname "$(dirname "$here")")"
 COUNT="${COUNT:-2000000}"
 JSONL="${JSONL:-/tmp/reef-query-${COUNT}.jsonl}"
@@ -64,18 +65,9 @@ measure() {
   else
     /usr/bin/time -v "$binary" query "$@" >/dev/null 2>"$log" &
   fi
-  local timer=$! child="" anon=0 file=0
-  while kill -0 "$timer" 2>/dev/null; do
-    [ -z "$child" ] && child="$(pgrep -P "$timer" || true)"
-    if [ -n "$child" ] && [ -r "/proc/$child/status" ]; then
-      local a f
-      a=$(awk '/^RssAnon:/ {print $2}' "/proc/$child/status" 2>/dev/null || true)
-      f=$(awk '/^RssFile:/ {print $2}' "/proc/$child/status" 2>/dev/null || true)
-      [ -n "$a" ] && [ "$a" -gt "$anon" ] && anon=$a
-      [ -n "$f" ] && [ "$f" -gt "$file" ] && file=$f
-    fi
-    sleep 0.05
-  done
+  local timer=$!
+  sample_peak_memory "$timer" 0.05
+  local anon=$peak_anon file=$peak_file
   wait "$timer" || { echo "$label ($build) failed:"; cat "$log" "$out"; exit 1; }
   local kb wall
   kb=$(sed -n 's/^\s*Maximum resident set size (kbytes): //p' "$log")

@@ -17,6 +17,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$here/memory-sampling.sh"
 package="$(dirname "$here")"
 root="$(dirname "$package")"
 SIZE_MB="${SIZE_MB:-1024}"
@@ -47,18 +48,9 @@ measure() {
   log="$(mktemp)"
   out="$(mktemp)"
   /usr/bin/time -v "$@" >"$out" 2>"$log" &
-  local timer=$! child="" anon=0 file=0
-  while kill -0 "$timer" 2>/dev/null; do
-    [ -z "$child" ] && child="$(pgrep -P "$timer" || true)"
-    if [ -n "$child" ] && [ -r "/proc/$child/status" ]; then
-      local a f
-      a=$(awk '/^RssAnon:/ {print $2}' "/proc/$child/status" 2>/dev/null || true)
-      f=$(awk '/^RssFile:/ {print $2}' "/proc/$child/status" 2>/dev/null || true)
-      [ -n "$a" ] && [ "$a" -gt "$anon" ] && anon=$a
-      [ -n "$f" ] && [ "$f" -gt "$file" ] && file=$f
-    fi
-    sleep 0.1
-  done
+  local timer=$!
+  sample_peak_memory "$timer" 0.1
+  local anon=$peak_anon file=$peak_file
   wait "$timer" || { echo "$label failed:"; cat "$log" "$out"; exit 1; }
   local kb wall
   kb=$(sed -n 's/^\s*Maximum resident set size (kbytes): //p' "$log")
