@@ -186,8 +186,8 @@ public final class Cursor: Sequence {
   static func storeError(_ error: any Error) -> StoreError {
     switch error {
     case let error as StoreError: error
-    case let error as QueryError: StoreError(.invalidQuery, error.description)
-    case let error as BSONError: StoreError(.storage, "sorting with temporary files: \(error)")
+    case let error as QueryError: StoreError(.invalidQuery, error.description, queryError: error)
+    case let error as BSONError: StoreError(.storage, "sorting with temporary files: \(error)", bsonError: error)
     default: StoreError(.storage, "\(error)")
     }
   }

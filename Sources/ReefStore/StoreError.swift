@@ -1,5 +1,6 @@
 import CLMDB
 import ReefBSON
+import ReefQuery
 
 #if canImport(Glibc)
   import Glibc
@@ -10,7 +11,10 @@ import ReefBSON
 /// Why a store operation failed.
 ///
 /// Switch on ``kind`` to handle a class of error; the set of kinds may grow, so a `switch` needs
-/// a `default:`. ``message`` says what happened, in words.
+/// a `default:`. ``message`` says what happened, in words. An error from a lower layer is wrapped,
+/// not only flattened into the message: a filter or predicate that does not compile keeps its
+/// ``queryError`` (with its kind, key path and column), an update that cannot apply keeps its
+/// ``updateError``, and a document that does not validate keeps its ``bsonError``.
 public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
   /// A stable classification of a store error that callers can switch on.
   ///
@@ -54,14 +58,46 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
   public var kind: Kind
   /// What happened, in words.
   public var message: String
+  /// The query error behind this one: a filter, predicate, sort or projection that does not
+  /// compile (kind ``Kind/invalidQuery``), or a sort over its memory limit.
+  public var queryError: QueryError?
+  /// The update error behind this one: an update document that does not parse or cannot apply
+  /// (kind ``Kind/invalidQuery``).
+  public var updateError: UpdateError?
+  /// The BSON error behind this one: a document that cannot be stored (kind
+  /// ``Kind/invalidDocument``), stored bytes that do not validate (``Kind/corrupt``), a sort's
+  /// temporary files that cannot be written or read (``Kind/storage``).
+  public var bsonError: BSONError?
   /// The LMDB return code behind the error, when the store's own machinery acts on it (a map
   /// that another process grew is adopted and the transaction begun again).
   var lmdbCode: Int32?
 
-  /// Creates an error of a kind, with a message.
-  public init(_ kind: Kind, _ message: String) {
+  /// Creates an error of a kind, with a message and the lower-layer error behind it, if any.
+  /// - Parameters:
+  ///   - kind: the class of error.
+  ///   - message: what happened, in words.
+  ///   - queryError: the query error behind this one.
+  ///   - updateError: the update error behind this one.
+  ///   - bsonError: the BSON error behind this one.
+  public init(
+    _ kind: Kind, _ message: String, queryError: QueryError? = nil, updateError: UpdateError? = nil,
+    bsonError: BSONError? = nil
+  ) {
     self.kind = kind
     self.message = message
+    self.queryError = queryError
+    self.updateError = updateError
+    self.bsonError = bsonError
+  }
+
+  /// The same kind and wrapped errors with another message, for a caller that says where the
+  /// error happened. The LMDB code is not kept: the store's machinery acts on it only where LMDB
+  /// returned it (a transaction begun again after another process grew the map).
+  func with(message: String) -> StoreError {
+    var error = self
+    error.message = message
+    error.lmdbCode = nil
+    return error
   }
 
   /// The message.
