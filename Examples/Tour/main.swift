@@ -108,11 +108,12 @@ print(sorted)  // [{"name":"Cy"}, {"name":"Ann"}]
 let tagged = try Query(predicate: "tags.@count > 0 SORT(name DESC)")
 print(tagged.find(in: people).first?["name"] ?? .null)  // string("Ann"): Cy's list is empty
 
-// Mistakes are errors that say where.
+// Mistakes are errors that say where, with a kind to switch on.
 do {
   _ = try Query(predicate: "name == ")
 } catch {
   print(error)  // expected a value after '==' but found end of predicate (at column 9)
+  print(error.kind)  // syntax
 }
 
 // MARK: A store: collections on LMDB, with indexes and transactions
@@ -124,6 +125,14 @@ let contacts = store.collection("contacts")
 try contacts.createIndex(Document(extendedJSON: #"{"address.city": 1}"#))
 try contacts.insertMany(people)
 print(try contacts.count())  // 3
+
+// A store error keeps the error behind it: here the query's, with its kind and key path.
+do {
+  _ = try contacts.find(Document(extendedJSON: #"{"age": {"$foo": 2}}"#))
+} catch let error as StoreError {
+  print(error.kind, error.queryError?.kind.rawValue ?? "", error.queryError?.keyPath ?? [])
+  // invalidQuery unknownOperator ["age", "$foo"]
+}
 print(try contacts.explain(Document(extendedJSON: #"{"address.city": "Rome"}"#)))  // IXSCAN address.city_1: …
 
 // Several changes commit together or not at all.

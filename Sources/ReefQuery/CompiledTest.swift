@@ -116,7 +116,7 @@ final class RegexTest: @unchecked Sendable {
 
   init(pattern: String, options: String) throws(QueryError) {
     for option in options where !RegexTest.validOptions.contains(option) {
-      throw QueryError("invalid regular expression option '\(option)': expected some of i, m, s, x, u")
+      throw QueryError(.regex, "invalid regular expression option '\(option)': expected some of i, m, s, x, u")
     }
     let prefix = options.contains("x") ? "(?x)" : ""
     do {
@@ -126,7 +126,7 @@ final class RegexTest: @unchecked Sendable {
       regex = regex.anchorsMatchLineEndings(options.contains("m"))
       self.regex = regex
     } catch {
-      throw QueryError("invalid regular expression /\(pattern)/: \(error)")
+      throw QueryError(.regex, "invalid regular expression /\(pattern)/: \(error)")
     }
     literal = Literal(.regex(BSONRegularExpression(pattern: pattern, options: String(options.sorted()))))
   }

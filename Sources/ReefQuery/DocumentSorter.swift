@@ -211,6 +211,7 @@ public final class DocumentSorter {
   private func spillBuffer() throws {
     guard memory.allowDiskUse else {
       throw QueryError(
+        .limit,
         "the sort needs more than its memory limit of \(memory.limit) bytes and may not write temporary files "
           + "(allow disk use, or raise the limit)")
     }

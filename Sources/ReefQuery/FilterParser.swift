@@ -12,7 +12,9 @@ public func parseFilter(_ filter: Document) throws(QueryError) -> QueryNode {
   do {
     try filter.validate()
   } catch {
-    throw QueryError("the filter is not a valid document: \(error.message)", keyPath: error.keyPath)
+    throw QueryError(
+      .invalidDocument, "the filter is not a valid document: \(error.message)", keyPath: error.keyPath, bsonError: error
+    )
   }
   return try FilterParser().document(filter, keyPath: [])
 }
@@ -41,9 +43,10 @@ private struct FilterParser {
           continue
         default:
           if FilterParser.unsupported.contains(key) {
-            throw QueryError("unsupported operator \(key): Reef evaluates filters without a server", keyPath: path)
+            throw QueryError(
+              .unsupported, "unsupported operator \(key): Reef evaluates filters without a server", keyPath: path)
           }
-          throw QueryError("unknown top-level operator \(key)", keyPath: path)
+          throw QueryError(.unknownOperator, "unknown top-level operator \(key)", keyPath: path)
         }
       } else {
         clauses.append(try field(FieldPath(key), element.value, keyPath: path))
@@ -55,13 +58,15 @@ private struct FilterParser {
   func logicalList(_ value: BSON, keyPath: [String]) throws(QueryError) -> [QueryNode] {
     let name = keyPath.last ?? ""
     guard case .array(let array) = value else {
-      throw QueryError("\(name) needs an array of filter documents, found \(describe(value))", keyPath: keyPath)
+      throw QueryError(
+        .badValue, "\(name) needs an array of filter documents, found \(describe(value))", keyPath: keyPath)
     }
-    guard !array.isEmpty else { throw QueryError("\(name) needs a nonempty array", keyPath: keyPath) }
+    guard !array.isEmpty else { throw QueryError(.badValue, "\(name) needs a nonempty array", keyPath: keyPath) }
     var children: [QueryNode] = []
     for (index, entry) in array.enumerated() {
       guard case .document(let child) = entry else {
         throw QueryError(
+          .badValue,
           "\(name) entries must be filter documents, found \(describe(entry))", keyPath: keyPath + [String(index)])
       }
       children.append(try document(child, keyPath: keyPath + [String(index)]))
@@ -104,7 +109,7 @@ private struct FilterParser {
       case "$not":
         clauses.append(.not(try not(path, value, keyPath: path2)))
       case "$ne":
-        if case .regex = value { throw QueryError("$ne cannot take a regular expression", keyPath: path2) }
+        if case .regex = value { throw QueryError(.badValue, "$ne cannot take a regular expression", keyPath: path2) }
         clauses.append(.not(.match(path, .compare(.equal, value), .mongo)))
       case "$nin":
         clauses.append(.not(.match(path, try valueTest("$in", value, keyPath: path2), .mongo)))
@@ -120,13 +125,14 @@ private struct FilterParser {
     let regex = operators.value(forKey: "$regex")
     let options = operators.value(forKey: "$options")
     guard let regex else {
-      if options != nil { throw QueryError("$options needs a $regex", keyPath: keyPath + ["$options"]) }
+      if options != nil { throw QueryError(.badValue, "$options needs a $regex", keyPath: keyPath + ["$options"]) }
       return nil
     }
     var optionText = ""
     if let options {
       guard case .string(let text) = options else {
-        throw QueryError("$options needs a string, found \(describe(options))", keyPath: keyPath + ["$options"])
+        throw QueryError(
+          .badValue, "$options needs a string, found \(describe(options))", keyPath: keyPath + ["$options"])
       }
       optionText = text
     }
@@ -135,11 +141,12 @@ private struct FilterParser {
       return .regex(pattern: pattern, options: optionText)
     case .regex(let value):
       if !value.options.isEmpty && options != nil {
-        throw QueryError("options set in both $regex and $options", keyPath: keyPath + ["$regex"])
+        throw QueryError(.conflict, "options set in both $regex and $options", keyPath: keyPath + ["$regex"])
       }
       return .regex(pattern: value.pattern, options: options != nil ? optionText : value.options)
     default:
       throw QueryError(
+        .badValue,
         "$regex needs a string or a regular expression, found \(describe(regex))", keyPath: keyPath + ["$regex"])
     }
   }
@@ -150,7 +157,8 @@ private struct FilterParser {
     case "$eq": return .compare(.equal, value)
     case "$gt", "$gte", "$lt", "$lte":
       if case .regex = value {
-        throw QueryError("\(name) cannot take a regular expression; use $regex to match strings", keyPath: keyPath)
+        throw QueryError(
+          .badValue, "\(name) cannot take a regular expression; use $regex to match strings", keyPath: keyPath)
       }
       let comparison: ComparisonOperator =
         switch name {
@@ -162,11 +170,11 @@ private struct FilterParser {
       return .compare(comparison, value)
     case "$in":
       guard case .array(let values) = value else {
-        throw QueryError("\(name) needs an array, found \(describe(value))", keyPath: keyPath)
+        throw QueryError(.badValue, "\(name) needs an array, found \(describe(value))", keyPath: keyPath)
       }
       for (index, entry) in values.enumerated() {
         if case .document(let document) = entry, document.firstElement?.key.hasPrefix("$") == true {
-          throw QueryError("cannot nest an operator inside $in", keyPath: keyPath + [String(index)])
+          throw QueryError(.badValue, "cannot nest an operator inside $in", keyPath: keyPath + [String(index)])
         }
       }
       return .in(Array(values))
@@ -176,9 +184,10 @@ private struct FilterParser {
       return try mod(value, keyPath: keyPath)
     default:
       if FilterParser.unsupported.contains(name) {
-        throw QueryError("unsupported operator \(name): Reef evaluates filters without a server", keyPath: keyPath)
+        throw QueryError(
+          .unsupported, "unsupported operator \(name): Reef evaluates filters without a server", keyPath: keyPath)
       }
-      throw QueryError("unknown operator \(name)", keyPath: keyPath)
+      throw QueryError(.unknownOperator, "unknown operator \(name)", keyPath: keyPath)
     }
   }
 
@@ -187,19 +196,23 @@ private struct FilterParser {
     case .regex(let regex):
       return .match(path, .regex(pattern: regex.pattern, options: regex.options), .mongo)
     case .document(let operators):
-      guard let first = operators.firstElement else { throw QueryError("$not cannot be empty", keyPath: keyPath) }
+      guard let first = operators.firstElement else {
+        throw QueryError(.badValue, "$not cannot be empty", keyPath: keyPath)
+      }
       guard first.key.hasPrefix("$") else {
-        throw QueryError("$not needs an operator document or a regular expression, found a document", keyPath: keyPath)
+        throw QueryError(
+          .badValue, "$not needs an operator document or a regular expression, found a document", keyPath: keyPath)
       }
       return try operatorDocument(path, operators, keyPath: keyPath)
     default:
-      throw QueryError("$not needs a regular expression or a document, found \(describe(value))", keyPath: keyPath)
+      throw QueryError(
+        .badValue, "$not needs a regular expression or a document, found \(describe(value))", keyPath: keyPath)
     }
   }
 
   func all(_ path: FieldPath, _ value: BSON, keyPath: [String]) throws(QueryError) -> QueryNode {
     guard case .array(let values) = value else {
-      throw QueryError("$all needs an array, found \(describe(value))", keyPath: keyPath)
+      throw QueryError(.badValue, "$all needs an array, found \(describe(value))", keyPath: keyPath)
     }
     if values.isEmpty { return .constant(false) }
     var clauses: [QueryNode] = []
@@ -209,7 +222,7 @@ private struct FilterParser {
         clauses.append(
           try elementMatch(path, document.firstElement!.value, keyPath: keyPath + [String(index), "$elemMatch"]))
       case .document(let document) where document.firstElement?.key.hasPrefix("$") == true:
-        throw QueryError("$all entries may only use $elemMatch", keyPath: keyPath + [String(index)])
+        throw QueryError(.badValue, "$all entries may only use $elemMatch", keyPath: keyPath + [String(index)])
       case .regex(let regex):
         clauses.append(.match(path, .regex(pattern: regex.pattern, options: regex.options), .mongo))
       default:
@@ -221,7 +234,7 @@ private struct FilterParser {
 
   func elementMatch(_ path: FieldPath, _ value: BSON, keyPath: [String]) throws(QueryError) -> QueryNode {
     guard case .document(let query) = value else {
-      throw QueryError("$elemMatch needs a document, found \(describe(value))", keyPath: keyPath)
+      throw QueryError(.badValue, "$elemMatch needs a document, found \(describe(value))", keyPath: keyPath)
     }
     let logical: Set<String> = ["$and", "$or", "$nor", "$comment"]
     guard let first = query.firstElement?.key, first.hasPrefix("$"), !logical.contains(first) else {
@@ -245,11 +258,13 @@ private struct FilterParser {
             FieldPath(""), element.value, keyPath: keyPath + [name])
         else {
           throw QueryError(
+            .badValue,
             "$elemMatch nested in the value form of $elemMatch takes operators, not a query", keyPath: keyPath + [name])
         }
         tests.append(.elementMatch(inner))
       case "$exists", "$size", "$all":
-        throw QueryError("\(name) is not supported inside the value form of $elemMatch", keyPath: keyPath + [name])
+        throw QueryError(
+          .unsupported, "\(name) is not supported inside the value form of $elemMatch", keyPath: keyPath + [name])
       default: tests.append(try valueTest(name, element.value, keyPath: keyPath + [name]))
       }
     }
@@ -267,10 +282,11 @@ private struct FilterParser {
         default: tests.append(try valueTest(element.key, element.value, keyPath: keyPath + [element.key]))
         }
       }
-      guard !tests.isEmpty else { throw QueryError("$not cannot be empty", keyPath: keyPath) }
+      guard !tests.isEmpty else { throw QueryError(.badValue, "$not cannot be empty", keyPath: keyPath) }
       return .all(tests)
     default:
-      throw QueryError("$not needs a regular expression or a document, found \(describe(value))", keyPath: keyPath)
+      throw QueryError(
+        .badValue, "$not needs a regular expression or a document, found \(describe(value))", keyPath: keyPath)
     }
   }
 
@@ -285,7 +301,7 @@ private struct FilterParser {
 
   func types(_ value: BSON, keyPath: [String]) throws(QueryError) -> [BSONType] {
     if case .array(let entries) = value {
-      guard !entries.isEmpty else { throw QueryError("$type needs at least one type", keyPath: keyPath) }
+      guard !entries.isEmpty else { throw QueryError(.badValue, "$type needs at least one type", keyPath: keyPath) }
       var result: [BSONType] = []
       for (index, entry) in entries.enumerated() {
         result += try types(entry, keyPath: keyPath + [String(index)])
@@ -294,26 +310,31 @@ private struct FilterParser {
     }
     if case .string(let alias) = value {
       guard let types = FilterParser.typeAliases[alias] else {
-        throw QueryError("unknown type name alias \"\(alias)\"", keyPath: keyPath)
+        throw QueryError(.badValue, "unknown type name alias \"\(alias)\"", keyPath: keyPath)
       }
       return types
     }
     let code = try wholeNumber(value, name: "$type", keyPath: keyPath, allowNegative: true)
     if code == -1 { return [.minKey] }
     if code == 127 { return [.maxKey] }
-    guard (1...19).contains(code) else { throw QueryError("invalid numerical type code \(code)", keyPath: keyPath) }
+    guard (1...19).contains(code) else {
+      throw QueryError(.badValue, "invalid numerical type code \(code)", keyPath: keyPath)
+    }
     return [BSONType(rawValue: UInt8(code))]
   }
 
   func mod(_ value: BSON, keyPath: [String]) throws(QueryError) -> ValueTest {
     guard case .array(let entries) = value else {
-      throw QueryError("$mod needs an array [divisor, remainder], found \(describe(value))", keyPath: keyPath)
+      throw QueryError(
+        .badValue, "$mod needs an array [divisor, remainder], found \(describe(value))", keyPath: keyPath)
     }
-    guard entries.count >= 2 else { throw QueryError("malformed $mod: not enough elements", keyPath: keyPath) }
-    guard entries.count == 2 else { throw QueryError("malformed $mod: too many elements", keyPath: keyPath) }
+    guard entries.count >= 2 else {
+      throw QueryError(.badValue, "malformed $mod: not enough elements", keyPath: keyPath)
+    }
+    guard entries.count == 2 else { throw QueryError(.badValue, "malformed $mod: too many elements", keyPath: keyPath) }
     let divisor = try truncated(entries[0]!, what: "divisor", keyPath: keyPath)
     let remainder = try truncated(entries[1]!, what: "remainder", keyPath: keyPath)
-    guard divisor != 0 else { throw QueryError("$mod divisor cannot be 0", keyPath: keyPath) }
+    guard divisor != 0 else { throw QueryError(.badValue, "$mod divisor cannot be 0", keyPath: keyPath) }
     return .mod(divisor: divisor, remainder: remainder)
   }
 
@@ -324,10 +345,10 @@ private struct FilterParser {
     case .int64(let number): return number
     case .double(let number): double = number
     case .decimal128(let number): double = Double(number.description) ?? .nan
-    default: throw QueryError("$mod \(what) must be a number, found \(describe(value))", keyPath: keyPath)
+    default: throw QueryError(.badValue, "$mod \(what) must be a number, found \(describe(value))", keyPath: keyPath)
     }
     guard double.isFinite, abs(double) < 9.2e18 else {
-      throw QueryError("$mod \(what) must be a finite number, found \(double)", keyPath: keyPath)
+      throw QueryError(.badValue, "$mod \(what) must be a finite number, found \(double)", keyPath: keyPath)
     }
     return Int64(double.rounded(.towardZero))
   }
@@ -339,12 +360,14 @@ private struct FilterParser {
     case .int64(let value): number = Double(value)
     case .double(let value): number = value
     case .decimal128(let value): number = Double(value.description) ?? .nan
-    default: throw QueryError("\(name) needs a number, found \(describe(value))", keyPath: keyPath)
+    default: throw QueryError(.badValue, "\(name) needs a number, found \(describe(value))", keyPath: keyPath)
     }
     guard number.isFinite, number.rounded() == number, abs(number) < 2_147_483_648 else {
-      throw QueryError("\(name) needs a whole number, found \(number)", keyPath: keyPath)
+      throw QueryError(.badValue, "\(name) needs a whole number, found \(number)", keyPath: keyPath)
     }
-    guard allowNegative || number >= 0 else { throw QueryError("\(name) may not be negative", keyPath: keyPath) }
+    guard allowNegative || number >= 0 else {
+      throw QueryError(.badValue, "\(name) may not be negative", keyPath: keyPath)
+    }
     return Int(number)
   }
 

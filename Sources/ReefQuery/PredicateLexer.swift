@@ -100,8 +100,8 @@ struct PredicateLexer {
 
   private func text(from start: Int) -> String { String(chars[start..<index]) }
 
-  private func error(_ message: String, at start: Int) -> QueryError {
-    QueryError(message, column: start + 1)
+  private func error(_ kind: QueryError.Kind, _ message: String, at start: Int) -> QueryError {
+    QueryError(kind, message, column: start + 1)
   }
 
   // MARK: Tokens
@@ -128,12 +128,13 @@ struct PredicateLexer {
     if c == "$" {
       index += 1
       guard Self.isDigit(peek()) else {
-        throw error("expected an argument number or a variable name after '$' but found \(describeNext())", at: start)
+        throw error(
+          .syntax, "expected an argument number or a variable name after '$' but found \(describeNext())", at: start)
       }
       while Self.isDigit(peek()) { index += 1 }
       let written = text(from: start)
       guard let n = Int(written.dropFirst()) else {
-        throw error("argument '\(written)' is out of range", at: start)
+        throw error(.argument, "argument '\(written)' is out of range", at: start)
       }
       return PredicateToken(kind: .argument(n), text: written, column: start + 1)
     }
@@ -141,9 +142,9 @@ struct PredicateLexer {
       index += 1
       guard peek() == "@" else {
         if peek() == "K" {
-          throw error("'%K' key path substitution is not supported; write the key path", at: start)
+          throw error(.unsupported, "'%K' key path substitution is not supported; write the key path", at: start)
         }
-        throw error("expected '%@' but found '%' followed by \(describeNext())", at: start)
+        throw error(.syntax, "expected '%@' but found '%' followed by \(describeNext())", at: start)
       }
       index += 1
       return PredicateToken(kind: .argument(nil), text: "%@", column: start + 1)
@@ -167,9 +168,9 @@ struct PredicateLexer {
     } else if "=!<>(){},[]".contains(c) {
       symbolText = String(c)
     } else if c == "&" || c == "|" {
-      throw error("expected '\(c)\(c)' but found '\(c)' followed by \(describe(peek(1)))", at: start)
+      throw error(.syntax, "expected '\(c)\(c)' but found '\(c)' followed by \(describe(peek(1)))", at: start)
     } else {
-      throw error("unexpected character '\(c)'", at: start)
+      throw error(.syntax, "unexpected character '\(c)'", at: start)
     }
     index += symbolText.count
     return PredicateToken(kind: .symbol, text: symbolText, column: start + 1)
@@ -209,7 +210,7 @@ struct PredicateLexer {
     var value = ""
     while true {
       guard let c = peek() else {
-        throw error("unterminated string: expected a closing \(quote) but found end of predicate", at: start)
+        throw error(.syntax, "unterminated string: expected a closing \(quote) but found end of predicate", at: start)
       }
       index += 1
       if c == quote { break }
@@ -219,7 +220,7 @@ struct PredicateLexer {
       }
       let escapeStart = index - 1
       guard let e = peek() else {
-        throw error("unterminated string: expected a closing \(quote) but found end of predicate", at: start)
+        throw error(.syntax, "unterminated string: expected a closing \(quote) but found end of predicate", at: start)
       }
       index += 1
       switch e {
@@ -234,17 +235,19 @@ struct PredicateLexer {
         var code: UInt32 = 0
         for _ in 0..<4 {
           guard let h = peek(), Self.isHexDigit(h), let digit = h.hexDigitValue else {
-            throw error("expected four hexadecimal digits after '\\u' but found \(describeNext())", at: escapeStart)
+            throw error(
+              .syntax, "expected four hexadecimal digits after '\\u' but found \(describeNext())", at: escapeStart)
           }
           code = code * 16 + UInt32(digit)
           index += 1
         }
         guard let scalar = Unicode.Scalar(code) else {
-          throw error("'\\u\(String(code, radix: 16))' is not a Unicode scalar value", at: escapeStart)
+          throw error(.syntax, "'\\u\(String(code, radix: 16))' is not a Unicode scalar value", at: escapeStart)
         }
         value.unicodeScalars.append(scalar)
       default:
         throw error(
+          .syntax,
           "unknown escape '\\\(e)' in string; expected one of \\\\ \\' \\\" \\n \\t \\r \\b \\f \\0 \\uXXXX",
           at: escapeStart)
       }
@@ -272,14 +275,16 @@ struct PredicateLexer {
       let digits = String(chars[digitsStart..<index])
       try checkNumberEnd(start)
       guard !digits.isEmpty, let magnitude = UInt64(digits, radix: 16) else {
-        throw error("expected hexadecimal digits after '0x' in '\(text(from: start))'", at: start)
+        throw error(.syntax, "expected hexadecimal digits after '0x' in '\(text(from: start))'", at: start)
       }
       let negative = chars[start] == "-"
       let value: Int64? =
         negative
         ? (magnitude <= UInt64(Int64.max) + 1 ? Int64(truncatingIfNeeded: 0 &- magnitude) : nil)
         : Int64(exactly: magnitude)
-      guard let value else { throw error("the integer '\(text(from: start))' does not fit in 64 bits", at: start) }
+      guard let value else {
+        throw error(.syntax, "the integer '\(text(from: start))' does not fit in 64 bits", at: start)
+      }
       return PredicateToken(kind: .value(.int64(value)), text: text(from: start), column: start + 1)
     }
     var isInteger = true
@@ -301,18 +306,18 @@ struct PredicateLexer {
     let written = text(from: start)
     if isInteger {
       guard let value = Int64(written) else {
-        throw error("the integer '\(written)' does not fit in 64 bits", at: start)
+        throw error(.syntax, "the integer '\(written)' does not fit in 64 bits", at: start)
       }
       return PredicateToken(kind: .value(.int64(value)), text: written, column: start + 1)
     }
-    guard let value = Double(written) else { throw error("malformed number '\(written)'", at: start) }
+    guard let value = Double(written) else { throw error(.syntax, "malformed number '\(written)'", at: start) }
     return PredicateToken(kind: .value(.double(value)), text: written, column: start + 1)
   }
 
   /// A number must not run into letters (`5abc`, `0x1g`).
   private func checkNumberEnd(_ start: Int) throws(QueryError) {
     if Self.isIdentifierContinue(peek()) {
-      throw error("unexpected '\(peek()!)' after the number '\(text(from: start))'", at: index)
+      throw error(.syntax, "unexpected '\(peek()!)' after the number '\(text(from: start))'", at: index)
     }
   }
 
@@ -346,6 +351,7 @@ struct PredicateLexer {
       }
       let found = String(lexer.chars[start..<end])
       return lexer.error(
+        .syntax,
         "malformed date '\(found)': expected YYYY-MM-DD@HH:MM:SS with optional :NANOSECONDS", at: start)
     }
     guard let year = digits(max: 4), expect("-"), let month = digits(max: 2), expect("-"),
@@ -361,10 +367,12 @@ struct PredicateLexer {
     }
     guard !Self.isIdentifierContinue(peek()), peek() != ":", peek() != "-" else { throw malformed(self) }
     guard (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year) else {
-      throw error("'\(text(from: start))' is not a valid date: there is no day \(day) in month \(month)", at: start)
+      throw error(
+        .syntax, "'\(text(from: start))' is not a valid date: there is no day \(day) in month \(month)", at: start)
     }
     guard hour < 24, minute < 60, second < 60 else {
       throw error(
+        .syntax,
         "'\(text(from: start))' is not a valid time: expected hours 0-23, minutes and seconds 0-59", at: start)
     }
     let seconds = Self.days(year: year, month: month, day: day) * 86400 + hour * 3600 + minute * 60 + second
@@ -394,11 +402,12 @@ struct PredicateLexer {
     guard let seconds = Int64(String(chars[(start + 1)..<secondsEnd])),
       let nanoseconds = Int64(String(chars[(secondsEnd + 1)..<j])), nanoseconds.magnitude < 1_000_000_000
     else {
-      throw error("malformed timestamp '\(written)': expected T<seconds>:<nanoseconds below 1000000000>", at: start)
+      throw error(
+        .syntax, "malformed timestamp '\(written)': expected T<seconds>:<nanoseconds below 1000000000>", at: start)
     }
     let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1000)
     let (milliseconds, overflow2) = scaled.addingReportingOverflow(nanoseconds / 1_000_000)
-    guard !overflow, !overflow2 else { throw error("the timestamp '\(written)' is out of range", at: start) }
+    guard !overflow, !overflow2 else { throw error(.syntax, "the timestamp '\(written)' is out of range", at: start) }
     return PredicateToken(
       kind: .value(.datetime(BSONDateTime(millisecondsSinceEpoch: milliseconds))), text: written,
       column: start + 1)
@@ -430,7 +439,7 @@ struct PredicateLexer {
     let contentStart = index
     while let c = peek(), c != ")" { index += 1 }
     guard peek() == ")" else {
-      throw error("expected ')' to close '\(name)(' but found end of predicate", at: start)
+      throw error(.syntax, "expected ')' to close '\(name)(' but found end of predicate", at: start)
     }
     var content = chars[contentStart..<index]
     while let c = content.first, c.isWhitespace { content.removeFirst() }
@@ -439,12 +448,13 @@ struct PredicateLexer {
     let written = text(from: start)
     if name == "oid" {
       guard content.count == 24, content.allSatisfy(Self.isHexDigit), let id = ObjectId(String(content)) else {
-        throw error("malformed ObjectId '\(written)': expected 24 hexadecimal digits in oid(…)", at: start)
+        throw error(.syntax, "malformed ObjectId '\(written)': expected 24 hexadecimal digits in oid(…)", at: start)
       }
       return PredicateToken(kind: .value(.objectId(id)), text: written, column: start + 1)
     }
     guard let bytes = Self.uuidBytes(String(content)) else {
       throw error(
+        .syntax,
         "malformed UUID '\(written)': expected uuid(xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx) with hexadecimal digits",
         at: start)
     }
@@ -472,12 +482,12 @@ struct PredicateLexer {
     let contentStart = index
     while let c = peek(), c != "\"" { index += 1 }
     guard peek() == "\"" else {
-      throw error("unterminated B64 literal: expected a closing \" but found end of predicate", at: start)
+      throw error(.syntax, "unterminated B64 literal: expected a closing \" but found end of predicate", at: start)
     }
     let content = String(chars[contentStart..<index])
     index += 1
     guard let bytes = Self.decodeBase64(content) else {
-      throw error("malformed base64 in '\(text(from: start))'", at: start)
+      throw error(.syntax, "malformed base64 in '\(text(from: start))'", at: start)
     }
     return PredicateToken(kind: .value(.binary(Binary(data: bytes))), text: text(from: start), column: start + 1)
   }

@@ -75,13 +75,13 @@ struct PredicateParser {
     if position < tokens.count - 1 { position += 1 }
   }
 
-  private func error(_ message: String, at token: PredicateToken) -> QueryError {
-    QueryError(message, column: token.column)
+  private func error(_ kind: QueryError.Kind, _ message: String, at token: PredicateToken) -> QueryError {
+    QueryError(kind, message, column: token.column)
   }
 
   private mutating func expectSymbol(_ symbol: String, _ context: String) throws(QueryError) {
     guard current.isSymbol(symbol) else {
-      throw error("expected '\(symbol)' \(context) but found \(current.described)", at: current)
+      throw error(.syntax, "expected '\(symbol)' \(context) but found \(current.described)", at: current)
     }
     advance()
   }
@@ -100,11 +100,12 @@ struct PredicateParser {
   // MARK: Predicate
 
   mutating func parse() throws(QueryError) -> ParsedPredicate {
-    if current.isEnd { throw error("expected a predicate but found end of predicate", at: current) }
+    if current.isEnd { throw error(.syntax, "expected a predicate but found end of predicate", at: current) }
     var result = ParsedPredicate(node: try orExpression())
     while !current.isEnd {
       guard isClauseStart(current, next: peek(1)), let word = current.keyword else {
         throw error(
+          .syntax,
           "expected AND, OR, SORT(…), DISTINCT(…), LIMIT(…) or the end of the predicate but found \(current.described)",
           at: current)
       }
@@ -156,7 +157,8 @@ struct PredicateParser {
   private mutating func enterNesting(_ token: PredicateToken) throws(QueryError) {
     depth += 1
     if depth > Self.maximumDepth {
-      throw error("the predicate nests more than \(Self.maximumDepth) levels of parentheses or SUBQUERY", at: token)
+      throw error(
+        .limit, "the predicate nests more than \(Self.maximumDepth) levels of parentheses or SUBQUERY", at: token)
     }
   }
 
@@ -168,6 +170,7 @@ struct PredicateParser {
       let node = try orExpression()
       guard current.isSymbol(")") else {
         throw error(
+          .syntax,
           "expected ')' to close the '(' at column \(open.column) but found \(current.described)", at: current)
       }
       advance()
@@ -264,7 +267,7 @@ struct PredicateParser {
       let open = current
       advance()
       guard case .word = current.kind, current.keyword != nil else {
-        throw error("expected a modifier c, d or cd after '[' but found \(current.described)", at: current)
+        throw error(.syntax, "expected a modifier c, d or cd after '[' but found \(current.described)", at: current)
       }
       let modifier = current.text
       switch modifier.lowercased() {
@@ -272,11 +275,12 @@ struct PredicateParser {
       case "d": op.options = .diacriticInsensitive
       case "cd", "dc": op.options = [.caseInsensitive, .diacriticInsensitive]
       default:
-        throw error("unknown modifier '[\(modifier)]': expected [c], [d] or [cd]", at: current)
+        throw error(.unknownOperator, "unknown modifier '[\(modifier)]': expected [c], [d] or [cd]", at: current)
       }
       advance()
       guard current.isSymbol("]") else {
         throw error(
+          .syntax,
           "expected ']' to close the modifier at column \(open.column) but found \(current.described)", at: current)
       }
       advance()
@@ -285,14 +289,19 @@ struct PredicateParser {
       case .string: break
       case .compare(.equal), .compare(.notEqual): break
       default:
-        throw error("the modifier [\(modifier)] applies only to string operators, not to '\(token.text)'", at: open)
+        throw error(
+          .syntax, "the modifier [\(modifier)] applies only to string operators, not to '\(token.text)'", at: open)
       }
     }
     return op
   }
 
+  /// An unknown word where an operator goes is an unknown operator; anything else is a syntax error.
   private func unknownOperator(after lhs: Operand) -> QueryError {
-    error(
+    let isWord: Bool
+    if case .word = current.kind { isWord = true } else { isWord = false }
+    return error(
+      isWord ? .unknownOperator : .syntax,
       "expected an operator (==, !=, <, <=, >, >=, BEGINSWITH, ENDSWITH, CONTAINS, LIKE, IN, BETWEEN) after "
         + "\(lhs.token.described) but found \(current.described)", at: current)
   }
@@ -311,7 +320,7 @@ struct PredicateParser {
       guard case .word = current.kind, !Self.reservedWords.contains(current.keyword ?? ""),
         !["TRUE", "FALSE", "NIL", "NULL"].contains(current.keyword ?? "")
       else {
-        throw error("expected a key path after '\(token.text)' but found \(current.described)", at: current)
+        throw error(.syntax, "expected a key path after '\(token.text)' but found \(current.described)", at: current)
       }
     }
     let token = current
@@ -340,17 +349,18 @@ struct PredicateParser {
       case "SUBQUERY"? where peek(1).isSymbol("("):
         kind = try subquery()
       case let word? where Self.reservedWords.contains(word) || isClauseStart(token, next: peek(1)):
-        throw error("expected \(expected) but found \(token.described)", at: token)
+        throw error(.syntax, "expected \(expected) but found \(token.described)", at: token)
       default:
         kind = try keyPath(token)
         advance()
       }
     case .symbol, .aggregateSuffix, .end:
-      throw error("expected \(expected) but found \(token.described)", at: token)
+      throw error(.syntax, "expected \(expected) but found \(token.described)", at: token)
     }
     if let (_, quantifierToken) = quantifier {
       guard case .path = kind else {
         throw error(
+          .syntax,
           "'\(quantifierToken.text)' applies to a key path, not to the aggregate \(token.described)",
           at: quantifierToken)
       }
@@ -368,7 +378,7 @@ struct PredicateParser {
     }
     guard resolved < arguments.count else {
       let name = index == nil ? "'%@' number \(resolved + 1)" : "'\(token.text)'"
-      throw error("no argument for \(name): \(arguments.count) argument(s) were given", at: token)
+      throw error(.argument, "no argument for \(name): \(arguments.count) argument(s) were given", at: token)
     }
     return arguments[resolved]
   }
@@ -391,7 +401,8 @@ struct PredicateParser {
       case (_, "FALSE"?): values.append(.bool(false))
       case (_, "NIL"?), (_, "NULL"?): values.append(.null)
       default:
-        throw error("expected a value in the list at column \(open.column) but found \(token.described)", at: token)
+        throw error(
+          .syntax, "expected a value in the list at column \(open.column) but found \(token.described)", at: token)
       }
       advance()
       if current.isSymbol("}") {
@@ -400,6 +411,7 @@ struct PredicateParser {
       }
       guard current.isSymbol(",") else {
         throw error(
+          .syntax,
           "expected ',' or '}' in the list at column \(open.column) but found \(current.described)", at: current)
       }
       advance()
@@ -415,17 +427,20 @@ struct PredicateParser {
       let variable = segments[0]
       guard let innermost = variables.last, variables.contains(variable) else {
         throw error(
+          .syntax,
           "unknown variable '\(variable)': variables are declared by SUBQUERY(list, \(variable), predicate)",
           at: token)
       }
       guard variable == innermost else {
         throw error(
+          .unsupported,
           "'\(token.text)' uses the outer SUBQUERY variable '\(variable)' inside the SUBQUERY of '\(innermost)', "
             + "which is not supported", at: token)
       }
       segments.removeFirst()
     } else if let innermost = variables.last {
       throw error(
+        .syntax,
         "expected a key path starting with '\(innermost)' inside its SUBQUERY but found \(token.described)", at: token)
     }
     guard let at = segments.firstIndex(where: { $0.hasPrefix("@") }) else {
@@ -440,14 +455,16 @@ struct PredicateParser {
     case "@sum": aggregate = .sum
     case "@avg": aggregate = .avg
     default:
-      throw error("unknown aggregate '\(name)': expected @count, @size, @min, @max, @sum or @avg", at: token)
+      throw error(
+        .unknownOperator, "unknown aggregate '\(name)': expected @count, @size, @min, @max, @sum or @avg", at: token)
     }
     let rest = Array(segments[(at + 1)...])
     if let other = rest.first(where: { $0.hasPrefix("@") }) {
-      throw error("only one aggregate is allowed in a key path, but '\(token.text)' also has '\(other)'", at: token)
+      throw error(
+        .syntax, "only one aggregate is allowed in a key path, but '\(token.text)' also has '\(other)'", at: token)
     }
     if aggregate == .count && !rest.isEmpty {
-      throw error("expected nothing after '\(name)' in '\(token.text)' but found '.\(rest[0])'", at: token)
+      throw error(.syntax, "expected nothing after '\(name)' in '\(token.text)' but found '.\(rest[0])'", at: token)
     }
     let path = FieldPath(segments: segments[..<at].map(FieldPath.Segment.init))
     let subpath = rest.isEmpty ? nil : FieldPath(segments: rest.map(FieldPath.Segment.init))
@@ -463,10 +480,12 @@ struct PredicateParser {
     let listToken = current
     guard case .word = listToken.kind, !Self.reservedWords.contains(listToken.keyword ?? "") else {
       throw error(
+        .syntax,
         "expected a list key path as the first argument of SUBQUERY but found \(listToken.described)", at: listToken)
     }
     guard case .path(let list) = try keyPath(listToken) else {
       throw error(
+        .syntax,
         "expected a list key path without an aggregate in SUBQUERY but found \(listToken.described)", at: listToken)
     }
     advance()
@@ -474,11 +493,13 @@ struct PredicateParser {
     let variableToken = current
     guard case .word = variableToken.kind, variableToken.text.hasPrefix("$"), !variableToken.text.contains(".") else {
       throw error(
+        .syntax,
         "expected a variable such as '$x' as the second argument of SUBQUERY but found \(variableToken.described)",
         at: variableToken)
     }
     guard !variables.contains(variableToken.text) else {
-      throw error("the variable '\(variableToken.text)' is already used by an enclosing SUBQUERY", at: variableToken)
+      throw error(
+        .syntax, "the variable '\(variableToken.text)' is already used by an enclosing SUBQUERY", at: variableToken)
     }
     advance()
     try expectSymbol(",", "after the variable of SUBQUERY")
@@ -487,12 +508,13 @@ struct PredicateParser {
     variables.removeLast()
     guard current.isSymbol(")") else {
       throw error(
+        .syntax,
         "expected ')' to close the SUBQUERY at column \(start.column) but found \(current.described)", at: current)
     }
     advance()
     depth -= 1
     guard case .aggregateSuffix(let name) = current.kind, ["count", "size"].contains(name.lowercased()) else {
-      throw error("expected '.@count' after SUBQUERY(…) but found \(current.described)", at: current)
+      throw error(.syntax, "expected '.@count' after SUBQUERY(…) but found \(current.described)", at: current)
     }
     advance()
     return .subquery(list, node)
@@ -514,6 +536,7 @@ struct PredicateParser {
       case .compare: break
       case .string, .between, .in:
         throw error(
+          .syntax,
           "'\(op.written)' needs the key path on its left, as in 'name \(op.written) value', but found \(lhs.token.described)",
           at: lhs.token)
       }
@@ -521,6 +544,7 @@ struct PredicateParser {
     }
     guard !rhs.kind.isKeyPath else {
       throw error(
+        .unsupported,
         "comparing two key paths (\(lhs.token.described) and \(rhs.token.described)) is not supported; compare a key path with a value",
         at: rhs.token)
     }
@@ -535,6 +559,7 @@ struct PredicateParser {
       return try countLike(op, rhs, numeric: true, what: "SUBQUERY(…).@count") { .subquery(list, query, $0, $1) }
     case .value, .list:
       throw error(
+        .syntax,
         "expected a key path on one side of '\(op.written)' but found the values \(lhs.token.described) and \(rhs.token.described)",
         at: lhs.token)
     }
@@ -543,14 +568,15 @@ struct PredicateParser {
   /// `value IN listKeyPath`: some element of the list equals the value.
   private func valueIn(_ lhs: Operand, _ op: Operator, _ rhs: Operand) throws(QueryError) -> QueryNode {
     guard case .value(let value, _) = lhs.kind else {
-      throw error("expected a single value before 'IN \(rhs.token.text)' but found a list", at: lhs.token)
+      throw error(.syntax, "expected a single value before 'IN \(rhs.token.text)' but found a list", at: lhs.token)
     }
     guard case .path(let path) = rhs.kind else {
       throw error(
+        .syntax,
         "expected a list key path after '\(lhs.token.text) IN' but found \(rhs.token.described)", at: rhs.token)
     }
     if let modifier = op.modifier {
-      throw error("the modifier [\(modifier)] is not supported with IN", at: op.token)
+      throw error(.unsupported, "the modifier [\(modifier)] is not supported with IN", at: op.token)
     }
     return .match(path, .compare(.equal, value), rhs.quantifier?.0 ?? .any)
   }
@@ -562,10 +588,12 @@ struct PredicateParser {
     case .value(.array(let array), _): return Array(array)
     case .value(let value, let argument?):
       throw error(
+        .badValue,
         "the argument \(argument) after '\(op.written)' must be an array but is \(Self.typeName(value))",
         at: operand.token)
     default:
       throw error(
+        .syntax,
         "expected a list {…} or an array argument after '\(op.written)' but found \(operand.token.described)",
         at: operand.token)
     }
@@ -574,7 +602,8 @@ struct PredicateParser {
   private func betweenBounds(_ operand: Operand, _ op: Operator) throws(QueryError) -> (BSON, BSON) {
     let values = try listValues(operand, op)
     guard values.count == 2 else {
-      throw error("BETWEEN needs exactly two values {low, high} but found \(values.count)", at: operand.token)
+      throw error(
+        .badValue, "BETWEEN needs exactly two values {low, high} but found \(values.count)", at: operand.token)
     }
     return (values[0], values[1])
   }
@@ -582,6 +611,7 @@ struct PredicateParser {
   private func singleValue(_ operand: Operand, _ op: Operator) throws(QueryError) -> BSON {
     guard case .value(let value, _) = operand.kind else {
       throw error(
+        .syntax,
         "a list {…} can only follow IN or BETWEEN, not '\(op.written)'", at: operand.token)
     }
     return value
@@ -594,6 +624,7 @@ struct PredicateParser {
       guard op.modifier != nil else { return .compare(comparison, value) }
       guard case .string(let s) = value else {
         throw error(
+          .badValue,
           "expected a string after '\(op.written)' but found \(Self.describe(value, rhs))", at: rhs.token)
       }
       return .string(comparison == .equal ? .equal : .notEqual, s, op.options)
@@ -601,17 +632,18 @@ struct PredicateParser {
       let value = try singleValue(rhs, op)
       guard case .string(let s) = value else {
         throw error(
+          .badValue,
           "expected a string after '\(op.written)' but found \(Self.describe(value, rhs))", at: rhs.token)
       }
       return .string(stringOperator, s, op.options)
     case .in:
       if let modifier = op.modifier {
-        throw error("the modifier [\(modifier)] is not supported with IN", at: op.token)
+        throw error(.unsupported, "the modifier [\(modifier)] is not supported with IN", at: op.token)
       }
       return .in(try listValues(rhs, op))
     case .between:
       if let modifier = op.modifier {
-        throw error("the modifier [\(modifier)] is not supported with BETWEEN", at: op.token)
+        throw error(.unsupported, "the modifier [\(modifier)] is not supported with BETWEEN", at: op.token)
       }
       let (low, high) = try betweenBounds(rhs, op)
       return .all([.compare(.greaterOrEqual, low), .compare(.lessOrEqual, high)])
@@ -629,17 +661,19 @@ struct PredicateParser {
       switch value {
       case .int32, .int64, .double, .decimal128: return value
       default:
-        throw error("expected a number to compare with \(what) but found \(Self.describe(value, rhs))", at: rhs.token)
+        throw error(
+          .badValue, "expected a number to compare with \(what) but found \(Self.describe(value, rhs))", at: rhs.token)
       }
     }
     switch op.kind {
     case .compare(let comparison):
       if op.modifier != nil {
-        throw error("the modifier in '\(op.written)' does not apply to \(what)", at: op.token)
+        throw error(.syntax, "the modifier in '\(op.written)' does not apply to \(what)", at: op.token)
       }
       return make(comparison, try checked(try singleValue(rhs, op)))
     case .string:
-      throw error("'\(op.written)' does not apply to \(what); use ==, !=, <, <=, >, >=, IN or BETWEEN", at: op.token)
+      throw error(
+        .syntax, "'\(op.written)' does not apply to \(what); use ==, !=, <, <=, >, >=, IN or BETWEEN", at: op.token)
     case .in:
       var nodes: [QueryNode] = []
       for value in try listValues(rhs, op) { nodes.append(make(.equal, try checked(value))) }
@@ -670,7 +704,7 @@ struct PredicateParser {
   private mutating func plainKeyPath(_ clause: String) throws(QueryError) -> FieldPath {
     let token = current
     guard case .word = token.kind, !token.text.hasPrefix("$"), !token.text.contains("@") else {
-      throw error("expected a key path in \(clause)(…) but found \(token.described)", at: token)
+      throw error(.syntax, "expected a key path in \(clause)(…) but found \(token.described)", at: token)
     }
     advance()
     return FieldPath(token.text)
@@ -683,7 +717,8 @@ struct PredicateParser {
       case "ASC"?, "ASCENDING"?: result.sort.append(SortKey(path, ascending: true))
       case "DESC"?, "DESCENDING"?: result.sort.append(SortKey(path, ascending: false))
       default:
-        throw error("expected ASC or DESC after '\(path)' in SORT(…) but found \(current.described)", at: current)
+        throw error(
+          .syntax, "expected ASC or DESC after '\(path)' in SORT(…) but found \(current.described)", at: current)
       }
       advance()
       if current.isSymbol(")") { break }
@@ -707,16 +742,16 @@ struct PredicateParser {
     switch token.kind {
     case .value(let v): value = v
     case .argument(let index): value = try argument(index, token)
-    default: throw error("expected a count in LIMIT(…) but found \(token.described)", at: token)
+    default: throw error(.syntax, "expected a count in LIMIT(…) but found \(token.described)", at: token)
     }
     let count: Int64
     switch value {
     case .int64(let n): count = n
     case .int32(let n): count = Int64(n)
-    default: throw error("expected a whole number in LIMIT(…) but found \(token.described)", at: token)
+    default: throw error(.badValue, "expected a whole number in LIMIT(…) but found \(token.described)", at: token)
     }
     guard count >= 0, let limit = Int(exactly: count) else {
-      throw error("expected a count of zero or more in LIMIT(…) but found \(token.described)", at: token)
+      throw error(.badValue, "expected a count of zero or more in LIMIT(…) but found \(token.described)", at: token)
     }
     result.limit = min(result.limit ?? limit, limit)
     advance()

@@ -31,7 +31,8 @@ public struct Projection: Sendable {
     for element in document {
       let key = element.key
       guard !key.isEmpty, !key.hasPrefix("$") else {
-        throw QueryError("projection field names cannot be empty or start with '$': \"\(key)\"", keyPath: [key])
+        throw QueryError(
+          .badPath, "projection field names cannot be empty or start with '$': \"\(key)\"", keyPath: [key])
       }
       let rule = try Projection.rule(element.value, keyPath: [key])
       if key == "_id" {
@@ -47,6 +48,7 @@ public struct Projection: Sendable {
       }
       if sawInclusion && sawExclusion {
         throw QueryError(
+          .conflict,
           "cannot mix inclusion and exclusion in one projection (at \"\(key)\"); only _id may be excluded when fields are included",
           keyPath: [key])
       }
@@ -70,7 +72,8 @@ public struct Projection: Sendable {
     case .double(let number): return number != 0 ? .include : .exclude
     case .document(let operators):
       guard let first = operators.firstElement, operators.count == 1 else {
-        throw QueryError("a projection operator document needs exactly one of $slice, $elemMatch", keyPath: keyPath)
+        throw QueryError(
+          .badValue, "a projection operator document needs exactly one of $slice, $elemMatch", keyPath: keyPath)
       }
       switch first.key {
       case "$slice": return try slice(first.value, keyPath: keyPath + ["$slice"])
@@ -81,14 +84,15 @@ public struct Projection: Sendable {
         builder.append("", .document(operatorDocument.document))
         let node = try parseFilter(builder.document)
         guard let matcher = try compile(node) as? ElementMatcher else {
-          throw QueryError("$elemMatch in a projection needs a document", keyPath: keyPath + ["$elemMatch"])
+          throw QueryError(.badValue, "$elemMatch in a projection needs a document", keyPath: keyPath + ["$elemMatch"])
         }
         return .elementMatch(matcher)
       default:
-        throw QueryError("unsupported projection operator \(first.key)", keyPath: keyPath + [first.key])
+        throw QueryError(.unsupported, "unsupported projection operator \(first.key)", keyPath: keyPath + [first.key])
       }
     default:
       throw QueryError(
+        .badValue,
         "projection values are 1, 0, true, false or an operator, found \(describe(value))", keyPath: keyPath)
     }
   }
@@ -104,13 +108,16 @@ public struct Projection: Sendable {
     }
     if case .array(let pair) = value {
       guard pair.count == 2, let skip = integer(pair[0]), let count = integer(pair[1]) else {
-        throw QueryError("$slice needs a number or an array [skip, count] of two numbers", keyPath: keyPath)
+        throw QueryError(.badValue, "$slice needs a number or an array [skip, count] of two numbers", keyPath: keyPath)
       }
-      guard count > 0 else { throw QueryError("$slice count must be positive, found \(count)", keyPath: keyPath) }
+      guard count > 0 else {
+        throw QueryError(.badValue, "$slice count must be positive, found \(count)", keyPath: keyPath)
+      }
       return .slice(skip: skip, count: count)
     }
     guard let count = integer(value) else {
-      throw QueryError("$slice needs a number or an array [skip, count], found \(describe(value))", keyPath: keyPath)
+      throw QueryError(
+        .badValue, "$slice needs a number or an array [skip, count], found \(describe(value))", keyPath: keyPath)
     }
     return .slice(skip: nil, count: count)
   }
@@ -119,12 +126,12 @@ public struct Projection: Sendable {
     throws(QueryError)
   {
     guard let head = path.first, !head.isEmpty else {
-      throw QueryError("projection paths cannot have empty segments", keyPath: keyPath)
+      throw QueryError(.badPath, "projection paths cannot have empty segments", keyPath: keyPath)
     }
     let index = rules.firstIndex { $0.0 == head }
     if path.count == 1 {
       guard index == nil else {
-        throw QueryError("path collision at \(keyPath.joined(separator: "."))", keyPath: keyPath)
+        throw QueryError(.conflict, "path collision at \(keyPath.joined(separator: "."))", keyPath: keyPath)
       }
       rules.append((head, rule))
       return
@@ -132,7 +139,7 @@ public struct Projection: Sendable {
     var children: [(String, Rule)] = []
     if let index {
       guard case .nested(let existing) = rules[index].1 else {
-        throw QueryError("path collision at \(keyPath.joined(separator: "."))", keyPath: keyPath)
+        throw QueryError(.conflict, "path collision at \(keyPath.joined(separator: "."))", keyPath: keyPath)
       }
       children = existing
     }

@@ -26,10 +26,11 @@ public struct SortSpecification: Sendable {
     for element in document {
       guard let key = SortKey(element.key, direction: element.value) else {
         throw QueryError(
+          .badValue,
           "sort direction must be 1 (ascending) or -1 (descending), found \(describe(element.value))",
           keyPath: [element.key])
       }
-      guard !element.key.isEmpty else { throw QueryError("sort key cannot be empty", keyPath: [element.key]) }
+      guard !element.key.isEmpty else { throw QueryError(.badPath, "sort key cannot be empty", keyPath: [element.key]) }
       keys.append(key)
     }
     self.keys = keys

@@ -412,9 +412,9 @@ final class CommitLog {
       do {
         try checkpointAfterCommit(environment: environment)
       } catch {
-        throw StoreError(
-          error.kind,
-          "the transaction was committed, but the checkpoint that makes it durable failed: \(error.message)")
+        throw error.with(
+          message:
+            "the transaction was committed, but the checkpoint that makes it durable failed: \(error.message)")
       }
       return
     }

@@ -16,7 +16,7 @@ import ReefBSON
 /// let all = try contacts.find().toArray()   // when an array is wanted
 /// ```
 ///
-/// **A snapshot.** A cursor from ``Collection/find(_:options:)`` holds a read transaction of its
+/// **A snapshot.** A cursor from ``DocumentCollection/find(_:options:)`` holds a read transaction of its
 /// own (the store is opened with `MDB_NOTLS`, so a read transaction may outlive the call that
 /// began it): it sees the store as it was when the find began, whatever is
 /// written after. It ends that transaction when its last result has been read, when
@@ -85,7 +85,7 @@ public final class Cursor: Sequence {
         StoreError(
           .storage,
           "the cursor was read after its transaction ended: read it inside store.read { } or use "
-            + "Collection.find, whose cursor has a transaction of its own"))
+            + "DocumentCollection.find, whose cursor has a transaction of its own"))
     }
     do {
       if let document = try stream!.next() { return document }
@@ -186,8 +186,8 @@ public final class Cursor: Sequence {
   static func storeError(_ error: any Error) -> StoreError {
     switch error {
     case let error as StoreError: error
-    case let error as QueryError: StoreError(.invalidQuery, error.description)
-    case let error as BSONError: StoreError(.storage, "sorting with temporary files: \(error)")
+    case let error as QueryError: StoreError(.invalidQuery, error.description, queryError: error)
+    case let error as BSONError: StoreError(.storage, "sorting with temporary files: \(error)", bsonError: error)
     default: StoreError(.storage, "\(error)")
     }
   }

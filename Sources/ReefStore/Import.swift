@@ -325,13 +325,12 @@ struct ImportRun {
       do {
         index = try IndexSpecification(document)
       } catch {
-        throw StoreError(
-          error.kind, "the metadata of \(namespace) has an index that cannot be created: \(error.message)")
+        throw error.with(message: "the metadata of \(namespace) has an index that cannot be created: \(error.message)")
       }
       do {
         try transaction.collection(target.temporary).createIndex(index)
       } catch {
-        throw StoreError(error.kind, "creating index \(index.name) of \(namespace) in \(name): \(error.message)")
+        throw error.with(message: "creating index \(index.name) of \(namespace) in \(name): \(error.message)")
       }
     }
   }
@@ -400,9 +399,9 @@ struct ImportRun {
           let message = error.message.replacing(target.temporary, with: item.target)
           let skippable: Set<StoreError.Kind> = [.duplicateKey, .invalidDocument, .index]
           guard skipInvalid, skippable.contains(error.kind) else {
-            throw StoreError(
-              error.kind,
-              "importing \(item.namespace) document \(item.index)\(item.offset.map { " (offset \($0))" } ?? "") into \(item.target): \(message); nothing was imported"
+            throw error.with(
+              message:
+                "importing \(item.namespace) document \(item.index)\(item.offset.map { " (offset \($0))" } ?? "") into \(item.target): \(message); nothing was imported"
             )
           }
           skips.append(

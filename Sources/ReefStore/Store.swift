@@ -501,7 +501,7 @@ public final class Store: @unchecked Sendable {
   ///   system collections clients may write (`system.js`, `system.views`, `system.users`,
   ///   `system.profile`, `system.buckets.<name>`; in `admin` also `system.roles`,
   ///   `system.version`, …).
-  public func collection(_ name: String) -> Collection { Collection(store: self, name: name) }
+  public func collection(_ name: String) -> DocumentCollection { DocumentCollection(store: self, name: name) }
 
   /// A typed collection of Codable values, encoded with `BSONEncoder` and decoded with `BSONDecoder`.
   public func collection<T: Codable>(_ name: String, as type: T.Type) -> TypedCollection<T> {

@@ -179,7 +179,7 @@ public final class Transaction {
       do {
         document = try Document(bytes: bytes)
       } catch {
-        throw StoreError(.corrupt, "the catalog entry of \(name) is damaged: \(error)")
+        throw StoreError(.corrupt, "the catalog entry of \(name) is damaged: \(error)", bsonError: error)
       }
       let info = try CollectionInfo(document, name: name)
       store.cacheCatalogEntry(name, Array(bytes), info)

@@ -140,7 +140,7 @@ public struct TransactionCollection {
     do {
       return try Query(filter: filter)
     } catch {
-      throw StoreError(.invalidQuery, error.description)
+      throw StoreError(.invalidQuery, error.description, queryError: error)
     }
   }
 
@@ -148,7 +148,7 @@ public struct TransactionCollection {
     do {
       return try Query(predicate: predicate, arguments: arguments)
     } catch {
-      throw StoreError(.invalidQuery, error.description)
+      throw StoreError(.invalidQuery, error.description, queryError: error)
     }
   }
 
@@ -233,7 +233,7 @@ public struct TransactionCollection {
     do {
       update = try Update(updateDocument)
     } catch {
-      throw StoreError(.invalidQuery, error.description)
+      throw StoreError(.invalidQuery, error.description, updateError: error)
     }
     let targets = try find(filter, options: FindOptions(limit: many ? nil : 1)).toArray()
     if targets.isEmpty {
@@ -243,7 +243,7 @@ public struct TransactionCollection {
       do {
         inserted = try update.apply(to: seed, isInsert: true)
       } catch {
-        throw StoreError(.invalidQuery, error.description)
+        throw StoreError(.invalidQuery, error.description, updateError: error)
       }
       return UpdateResult(matched: 0, modified: 0, upsertedID: try insert(inserted))
     }
@@ -254,12 +254,14 @@ public struct TransactionCollection {
       do {
         new = try update.apply(to: old)
       } catch {
-        throw StoreError(.invalidQuery, error.description)
+        throw StoreError(.invalidQuery, error.description, updateError: error)
       }
       guard new != old else { continue }
       let id = old["_id"]!
       guard let newID = new["_id"], compareBSON(newID, id) == 0 else {
-        throw StoreError(.invalidQuery, "an update cannot change _id (\(id))")
+        throw StoreError(
+          .invalidQuery, "an update cannot change _id (\(id))",
+          updateError: UpdateError(.immutableField, "an update cannot change _id (\(id))", keyPath: ["_id"]))
       }
       let (stored, _) = try prepare(new)
       try put(stored, id: id, info: &info, replacing: old)
@@ -402,7 +404,7 @@ public struct TransactionCollection {
       do {
         try stored.validate()
       } catch {
-        throw StoreError(.invalidDocument, "the document cannot be stored in \(name): \(error)")
+        throw StoreError(.invalidDocument, "the document cannot be stored in \(name): \(error)", bsonError: error)
       }
     }
     return (stored, id)

@@ -121,6 +121,7 @@ extension Update {
       let index = fields.index(of: "_id")
       if index == nil || fields.values[index!].bson != id {
         throw UpdateError(
+          .immutableField,
           "Performing an update on the path '_id' would modify the immutable field '_id'", keyPath: ["_id"])
       }
     }
@@ -230,6 +231,7 @@ struct UpdateState {
       } else if creates {
         guard index - elements.count <= UpdateState.maximumPadding else {
           throw UpdateError(
+            .limit,
             "can't backfill more than \(UpdateState.maximumPadding) elements: the path '\(path.prefix(depth + 1).joined(separator: "."))' "
               + "indexes an array of \(elements.count) elements", keyPath: path)
         }
@@ -262,6 +264,7 @@ struct UpdateState {
 
   static func notViable(_ path: [String], _ depth: Int, name: String, value: BSON) -> UpdateError {
     UpdateError(
+      .pathNotViable,
       "Cannot create field '\(path[depth])' in element {\(name): \(value.extendedJSON())}: "
         + "the path '\(path.prefix(depth).joined(separator: "."))' holds a value of type \(typeName(value))",
       keyPath: path)
@@ -300,6 +303,7 @@ struct UpdateState {
     }
     if let arrayName {
       throw UpdateError(
+        .pathNotViable,
         "The source field cannot be an array element, '\(source.joined(separator: "."))' in doc with "
           + "\(idDescription) has an array field called '\(arrayName)'", keyPath: source)
     }
@@ -312,6 +316,7 @@ struct UpdateState {
       walk = fields.values[index]
       if walk.isArray {
         throw UpdateError(
+          .pathNotViable,
           "The destination field cannot be an array element, '\(target.joined(separator: "."))' in doc with "
             + "\(idDescription) has an array field called '\(segment)'", keyPath: target)
       }
@@ -323,6 +328,7 @@ struct UpdateState {
 
   func traverseError(_ path: [String], _ depth: Int, _ value: BSON) -> UpdateError {
     UpdateError(
+      .pathNotViable,
       "cannot use the part (\(path[depth]) of \(path.joined(separator: "."))) to traverse the element "
         + "({\(depth > 0 ? path[depth - 1] : ""): \(value.extendedJSON())})", keyPath: path)
   }
@@ -352,11 +358,13 @@ func leaf(_ operation: UpdateOperation, _ current: BSON?, path: [String], id: BS
     }
     guard isNumeric(current) else {
       throw UpdateError(
+        .typeMismatch,
         "Cannot apply \(operation.name) to a value of non-numeric type. \(document) has the field '\(path.last!)' "
           + "of non-numeric type \(typeName(current))", keyPath: path)
     }
     guard let result = isInc ? add(current, operand) : multiply(current, operand) else {
       throw UpdateError(
+        .overflow,
         "Failed to apply \(operation.name) operations to current value (\(typeName(current)) "
           + "\(current.extendedJSON())) for document \(document): the result overflows a \(typeName(current))",
         keyPath: path)
@@ -377,6 +385,7 @@ func leaf(_ operation: UpdateOperation, _ current: BSON?, path: [String], id: BS
     case .array(let array)?: elements = Array(array)
     case let other?:
       throw UpdateError(
+        .typeMismatch,
         "The field '\(field)' must be an array but is of type \(typeName(other)) in document \(document)", keyPath: path
       )
     }
@@ -401,6 +410,7 @@ func leaf(_ operation: UpdateOperation, _ current: BSON?, path: [String], id: BS
     case .array(let array)?: elements = Array(array)
     case let other?:
       throw UpdateError(
+        .typeMismatch,
         "Cannot apply $addToSet to non-array field. Field named '\(path.last!)' has non-array type \(typeName(other))",
         keyPath: path)
     }
@@ -413,6 +423,7 @@ func leaf(_ operation: UpdateOperation, _ current: BSON?, path: [String], id: BS
     guard let current else { return .keep }
     guard case .array(let array) = current else {
       throw UpdateError(
+        .typeMismatch,
         "Path '\(field)' contains an element of non-array type '\(typeName(current))'", keyPath: path)
     }
     var elements = Array(array)
@@ -423,6 +434,7 @@ func leaf(_ operation: UpdateOperation, _ current: BSON?, path: [String], id: BS
     guard let current else { return .keep }
     guard case .array(let array) = current else {
       throw UpdateError(
+        .typeMismatch,
         "Cannot apply \(operation.name) to a non-array value: the field '\(field)' is of type \(typeName(current))",
         keyPath: path)
     }

@@ -1,28 +1,6 @@
 import ReefBSON
 import ReefQuery
 
-/// Why an update document was rejected, or why it cannot apply to a document.
-///
-/// The message follows MongoDB's wording where MongoDB has one (so that it can be searched for),
-/// and names the field and the types found; ``keyPath`` holds the components of the field's path.
-public struct UpdateError: Error, Hashable, Sendable, CustomStringConvertible {
-  /// What went wrong.
-  public var message: String
-  /// The components of the update path the problem is about (`["a", "b"]` for `"a.b"`), or empty.
-  public var keyPath: [String]
-
-  /// Creates an error.
-  public init(_ message: String, keyPath: [String] = []) {
-    self.message = message
-    self.keyPath = keyPath
-  }
-
-  /// The message, followed by the path when there is one.
-  public var description: String {
-    keyPath.isEmpty ? message : "\(message) (at \(keyPath.joined(separator: ".")))"
-  }
-}
-
 /// A parsed MongoDB update document (`{$set: {"address.city": "Paris"}, $inc: {visits: 1}}`),
 /// applied to documents with MongoDB 8.0's semantics.
 ///
@@ -53,22 +31,27 @@ public struct Update: Sendable {
   ///   arguments of the wrong type (`$inc` with a string, `$pop` with 2, …).
   /// - Complexity: O(*n*²) in the number of paths (conflicts are checked pairwise).
   public init(_ document: Document) throws(UpdateError) {
-    guard !document.isEmpty else { throw UpdateError("Update document requires atomic operators; it is empty") }
+    guard !document.isEmpty else {
+      throw UpdateError(.malformed, "Update document requires atomic operators; it is empty")
+    }
     var steps: [UpdateStep] = []
     var paths: [[String]] = []
     for element in document {
       let name = element.key
       guard name.hasPrefix("$") else {
         throw UpdateError(
+          .malformed,
           "Update document requires atomic operators; found field '\(name)' without an operator", keyPath: [name])
       }
       guard let kind = UpdateOperator(rawValue: name) else {
         throw UpdateError(
+          .unknownOperator,
           "Unknown modifier: \(name). Expected a valid update modifier or pipeline-style update specified as an array",
           keyPath: [name])
       }
       guard case .document(let fields) = element.value else {
         throw UpdateError(
+          .malformed,
           "Modifiers operate on fields but we found type \(typeName(element.value)) instead. For example: "
             + "{$mod: {<field>: ...}} not {\(name): \(element.value.extendedJSON())}", keyPath: [name])
       }
@@ -194,7 +177,7 @@ enum UpdateOperation: Sendable {
 
   static func parse(_ kind: UpdateOperator, _ value: BSON, path: [String]) throws(UpdateError) -> UpdateOperation {
     let field = path.joined(separator: ".")
-    func fail(_ message: String) -> UpdateError { UpdateError(message, keyPath: path) }
+    func fail(_ kind: UpdateError.Kind, _ message: String) -> UpdateError { UpdateError(kind, message, keyPath: path) }
     switch kind {
     case .set: return .set(value)
     case .setOnInsert: return .setOnInsert(value)
@@ -202,21 +185,22 @@ enum UpdateOperation: Sendable {
     case .inc, .mul:
       guard isNumeric(value) else {
         let verb = kind == .inc ? "increment" : "multiply"
-        throw fail("Cannot \(verb) with non-numeric argument: {\(field): \(value.extendedJSON())}")
+        throw fail(.badValue, "Cannot \(verb) with non-numeric argument: {\(field): \(value.extendedJSON())}")
       }
       return kind == .inc ? .inc(value) : .mul(value)
     case .min: return .min(value)
     case .max: return .max(value)
     case .rename:
       guard case .string(let target) = value else {
-        throw fail("The 'to' field for $rename must be a string: \(field): \(value.extendedJSON())")
+        throw fail(.badValue, "The 'to' field for $rename must be a string: \(field): \(value.extendedJSON())")
       }
       let targetPath = try parsePath(target)
       if targetPath == path {
-        throw fail("The source and target field for $rename must differ: \(field): \(value.extendedJSON())")
+        throw fail(.badValue, "The source and target field for $rename must differ: \(field): \(value.extendedJSON())")
       }
       if targetPath.starts(with: path) || path.starts(with: targetPath) {
         throw fail(
+          .badValue,
           "The source and target field for $rename must not be on the same path: \(field): \(value.extendedJSON())")
       }
       return .renameTo(targetPath)
@@ -224,25 +208,27 @@ enum UpdateOperation: Sendable {
     case .addToSet:
       if case .document(let spec) = value, let first = firstElement(spec), first.key == "$each" {
         guard case .array(let values) = first.value else {
-          throw fail("The argument to $each in $addToSet must be an array but it was of type \(typeName(first.value))")
+          throw fail(
+            .badValue, "The argument to $each in $addToSet must be an array but it was of type \(typeName(first.value))"
+          )
         }
         guard spec.count == 1 else {
-          throw fail("Found unexpected fields after $each in $addToSet: \(spec)")
+          throw fail(.badValue, "Found unexpected fields after $each in $addToSet: \(spec)")
         }
         return .addToSet(Array(values))
       }
       return .addToSet([value])
     case .pop:
-      guard isNumeric(value) else { throw fail("Expected a number in: \(field): \(value.extendedJSON())") }
+      guard isNumeric(value) else { throw fail(.badValue, "Expected a number in: \(field): \(value.extendedJSON())") }
       let order = compareBSON(value, .int32(0))
       guard compareBSON(value, .int32(1)) == 0 || compareBSON(value, .int32(-1)) == 0 else {
-        throw fail("$pop expects 1 or -1, found: \(value.extendedJSON())")
+        throw fail(.badValue, "$pop expects 1 or -1, found: \(value.extendedJSON())")
       }
       return .pop(first: order < 0)
     case .pull: return .pull(try parsePull(value, path: path))
     case .pullAll:
       guard case .array(let values) = value else {
-        throw fail("$pullAll requires an array argument but was given a \(typeName(value))")
+        throw fail(.badValue, "$pullAll requires an array argument but was given a \(typeName(value))")
       }
       return .pullAll(Array(values))
     case .currentDate:
@@ -251,15 +237,17 @@ enum UpdateOperation: Sendable {
       case .document(let spec):
         guard spec.count == 1, case .string(let type)? = spec.value(forKey: "$type") else {
           throw fail(
+            .badValue,
             "Unrecognized $currentDate option: \(spec); use a boolean (true) or a $type expression ({$type: 'timestamp/date'})"
           )
         }
         guard type == "date" || type == "timestamp" else {
-          throw fail("The '$type' string field is required to be 'date' or 'timestamp': \(field): \(spec)")
+          throw fail(.badValue, "The '$type' string field is required to be 'date' or 'timestamp': \(field): \(spec)")
         }
         return .currentDate(timestamp: type == "timestamp")
       default:
         throw fail(
+          .badValue,
           "\(field) is not valid type for $currentDate. Please use a boolean ('true') or a $type expression ({$type: 'timestamp/date'})."
         )
       }
@@ -270,29 +258,32 @@ enum UpdateOperation: Sendable {
     guard case .document(let spec) = value, spec.element(forKey: "$each") != nil else {
       return PushSpec(values: [value])
     }
-    func fail(_ message: String) -> UpdateError { UpdateError(message, keyPath: path) }
+    func fail(_ kind: UpdateError.Kind, _ message: String) -> UpdateError { UpdateError(kind, message, keyPath: path) }
     var push = PushSpec(values: [])
     for clause in spec {
       switch clause.key {
       case "$each":
         guard case .array(let values) = clause.value else {
-          throw fail("The argument to $each in $push must be an array but it was of type: \(typeName(clause.value))")
+          throw fail(
+            .badValue, "The argument to $each in $push must be an array but it was of type: \(typeName(clause.value))")
         }
         push.values = Array(values)
       case "$slice":
         guard let slice = integerValue(clause.value) else {
-          throw fail("The value for $slice must be an integer value but was given type: \(typeName(clause.value))")
+          throw fail(
+            .badValue, "The value for $slice must be an integer value but was given type: \(typeName(clause.value))")
         }
         push.slice = slice
       case "$position":
         guard let position = integerValue(clause.value) else {
-          throw fail("The value for $position must be an integer value, not of type: \(typeName(clause.value))")
+          throw fail(
+            .badValue, "The value for $position must be an integer value, not of type: \(typeName(clause.value))")
         }
         push.position = position
       case "$sort":
         push.sort = try parsePushSort(clause.value, path: path)
       default:
-        throw fail("Unrecognized clause in $push: \(clause.key)")
+        throw fail(.unknownOperator, "Unrecognized clause in $push: \(clause.key)")
       }
     }
     return push
@@ -308,18 +299,20 @@ enum UpdateOperation: Sendable {
     if let ascending = direction(value) { return .whole(ascending: ascending) }
     guard case .document(let pattern) = value, !pattern.isEmpty else {
       throw UpdateError(
+        .badValue,
         "The $sort is invalid: use 1/-1 to sort the whole element, or {field:1/-1} to sort embedded fields",
         keyPath: path)
     }
     var fields: [(path: String, ascending: Bool)] = []
     for element in pattern {
       guard let ascending = direction(element.value) else {
-        throw UpdateError("The $sort element value must be either 1 or -1", keyPath: path)
+        throw UpdateError(.badValue, "The $sort element value must be either 1 or -1", keyPath: path)
       }
       guard !element.key.isEmpty, !element.key.hasPrefix("$"),
         !element.key.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty)
       else {
-        throw UpdateError("The $sort field is a dotted field but has an empty part: \(element.key)", keyPath: path)
+        throw UpdateError(
+          .badValue, "The $sort field is a dotted field but has an empty part: \(element.key)", keyPath: path)
       }
       fields.append((element.key, ascending))
     }
@@ -348,21 +341,24 @@ enum UpdateOperation: Sendable {
         return .equal(value)
       }
     } catch {
-      throw UpdateError("Invalid $pull condition: \(error.message)", keyPath: path + error.keyPath)
+      throw UpdateError(
+        .badValue, "Invalid $pull condition: \(error.message)", keyPath: path + error.keyPath, queryError: error)
     }
   }
 }
 
 /// Splits and checks an update path.
 func parsePath(_ dotted: String) throws(UpdateError) -> [String] {
-  guard !dotted.isEmpty else { throw UpdateError("An empty update path is not valid.") }
+  guard !dotted.isEmpty else { throw UpdateError(.badPath, "An empty update path is not valid.") }
   let path = dotted.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
   if path.contains(where: \.isEmpty) {
     throw UpdateError(
+      .badPath,
       "The update path '\(dotted)' contains an empty field name, which is not allowed.", keyPath: path)
   }
   for segment in path where segment == "$" || segment.hasPrefix("$[") {
     throw UpdateError(
+      .unsupported,
       "Positional operators are not supported: the update path '\(dotted)' contains '\(segment)'", keyPath: path)
   }
   return path
@@ -375,6 +371,7 @@ private func register(_ path: [String], in paths: inout [[String]]) throws(Updat
     if Array(other.prefix(common)) == Array(path.prefix(common)) {
       let conflict = path.prefix(common).joined(separator: ".")
       throw UpdateError(
+        .conflictingPaths,
         "Updating the path '\(path.joined(separator: "."))' would create a conflict at '\(conflict)'", keyPath: path)
     }
   }

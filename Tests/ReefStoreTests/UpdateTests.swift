@@ -109,7 +109,9 @@ let updateSpecCases: [UpdateSpecCase] = {
   }
 
   @Test func errorsCarryTheKeyPath() {
-    #expect(throws: UpdateError("Cannot increment with non-numeric argument: {a.b: \"x\"}", keyPath: ["a", "b"])) {
+    #expect(
+      throws: UpdateError(.badValue, "Cannot increment with non-numeric argument: {a.b: \"x\"}", keyPath: ["a", "b"])
+    ) {
       try Update(["$inc": ["a.b": "x"]])
     }
     do {

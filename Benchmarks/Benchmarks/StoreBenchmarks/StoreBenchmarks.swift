@@ -8,11 +8,11 @@
 //   same BSON bytes as blobs under an `_id` BLOB primary key (a WITHOUT ROWID table). One
 //   operation is the whole import; the paired ratio is of wall-clock times (the commit's I/O
 //   counts).
-// - lookup/<N>: a random existing `_id`: `Collection.document(forID:)` (the primary-key read,
+// - lookup/<N>: a random existing `_id`: `DocumentCollection.document(forID:)` (the primary-key read,
 //   in its own read transaction, as a user calls it; `findOne(["_id": id])`, which compiles a
 //   filter first, is measured too) against `SELECT doc FROM docs WHERE _id = ?` (autocommit,
 //   so a read transaction of its own too). Paired thread-CPU ratio.
-// - commit/<N>: one document inserted and committed durably (fsync): `Collection.insert` against
+// - commit/<N>: one document inserted and committed durably (fsync): `DocumentCollection.insert` against
 //   an autocommit INSERT with `synchronous=FULL`; N documents are in each store first. Paired
 //   wall-clock ratio (the latency is the fsync). Also, not the goal's comparison: Reef at
 //   `durability: .normal` (reef-insert-normal: no flush per commit, a power loss may undo the

@@ -4,7 +4,7 @@ import ReefQuery
 /// A named collection of a store. Each call runs in a transaction of its own: reads in a read
 /// transaction, writes in the write transaction. To group several calls atomically, use
 /// ``Store/write(_:)`` and ``Transaction/collection(_:)``.
-public struct Collection: Sendable {
+public struct DocumentCollection: Sendable {
   let store: Store
   /// The collection's name.
   public let name: String
@@ -133,47 +133,4 @@ public struct Collection: Sendable {
   /// See ``TransactionCollection/dropIndex(_:)``.
   @discardableResult
   public func dropIndex(_ name: String) throws -> Bool { try writing { try $0.dropIndex(name) } }
-}
-
-/// A collection of Codable values: the same operations, with values encoded by `BSONEncoder`
-/// and decoded by `BSONDecoder`.
-public struct TypedCollection<Value: Codable>: Sendable {
-  /// The underlying document collection.
-  public let collection: Collection
-
-  /// Inserts a value; returns its `_id`.
-  @discardableResult
-  public func insert(_ value: Value) throws -> BSON { try collection.insert(BSONEncoder().encode(value)) }
-
-  /// The values whose documents match `filter`.
-  public func find(_ filter: Document = Document(), options: FindOptions = FindOptions()) throws -> [Value] {
-    let decoder = BSONDecoder()
-    return try collection.find(filter, options: options).toArray().map { try decoder.decode(Value.self, from: $0) }
-  }
-
-  /// The values whose documents match a Realm-style predicate.
-  public func find(predicate: String, arguments: [BSON] = []) throws -> [Value] {
-    let decoder = BSONDecoder()
-    return try collection.find(predicate: predicate, arguments: arguments).toArray().map {
-      try decoder.decode(Value.self, from: $0)
-    }
-  }
-
-  /// The first matching value.
-  public func findOne(_ filter: Document = Document()) throws -> Value? {
-    try collection.findOne(filter).map { try BSONDecoder().decode(Value.self, from: $0) }
-  }
-
-  /// Replaces the first matching document with the value's encoding.
-  @discardableResult
-  public func replaceOne(_ filter: Document, with value: Value, upsert: Bool = false) throws -> UpdateResult {
-    try collection.replaceOne(filter, with: BSONEncoder().encode(value), upsert: upsert)
-  }
-
-  /// See ``Collection/count(_:)``.
-  public func count(_ filter: Document = Document()) throws -> Int { try collection.count(filter) }
-
-  /// See ``Collection/deleteMany(_:)``.
-  @discardableResult
-  public func deleteMany(_ filter: Document) throws -> Int { try collection.deleteMany(filter) }
 }
