@@ -24,102 +24,57 @@ public final class List<Element: _ReefCollectionElement>: RandomAccessCollection
   CustomStringConvertible
 {
   private var storage: [Element] = []
-  private var owner: ManagedObject?
-  private var property: Property?
-  private var cache: (version: Int, elements: [Document.Element])?
+  private var access: FieldAccess?
 
   /// An empty, unmanaged list.
   public init() {}
 
   func attach(to owner: ManagedObject, property: Property) {
-    self.owner = owner
-    self.property = property
+    access = FieldAccess(owner: owner, property: property)
     storage = []
   }
 
   /// The `Reef` managing the list, or nil when unmanaged.
-  public var reef: Reef? { owner?.reef }
+  public var reef: Reef? { access?.owner.reef }
   /// Realm's name for ``reef``.
   public var realm: Reef? { reef }
   /// Whether the list's object has been deleted.
-  public var isInvalidated: Bool { owner.map { $0.currentDocument() == nil } ?? false }
-
-  /// The stored elements of a managed list, positions computed once per version.
-  private func elements(_ owner: ManagedObject, _ property: Property) -> [Document.Element] {
-    if let cache, cache.version == owner.reef.version { return cache.elements }
-    let document = owner.liveDocument()
-    var elements: [Document.Element] = []
-    if let field = document.element(forKey: property.columnName) {
-      if let array = field.document {
-        elements = Array(array)
-      } else if field.type != .null {
-        preconditionFailure(owner.mismatch(property, field))
-      }
-    }
-    cache = (owner.reef.version, elements)
-    return elements
-  }
+  public var isInvalidated: Bool { access.map { $0.owner.currentDocument() == nil } ?? false }
 
   public var startIndex: Int { 0 }
   public var endIndex: Int { count }
 
   /// The number of elements.
-  public var count: Int {
-    guard let owner, let property else { return storage.count }
-    return elements(owner, property).count
-  }
+  public var count: Int { access?.elements().count ?? storage.count }
 
   /// The element at `position`. Setting it needs a write transaction when the list is managed.
   public subscript(position: Int) -> Element {
     get {
-      guard let owner, let property else { return storage[position] }
-      let element = elements(owner, property)[position]
-      let context = _ReadContext(owner: owner, field: property.columnName, index: position)
-      guard let value = Element._reefDecode(element, context) else {
-        preconditionFailure(owner.mismatch(property, element) + " (element \(position))")
-      }
-      return value
+      guard let access else { return storage[position] }
+      return access.decode(access.elements()[position], at: position, as: Element.self)
     }
     set {
-      guard owner != nil else {
+      guard let access else {
         storage[position] = newValue
         return
       }
-      change { values, encode in
-        values[position] = try encode(newValue, position)
-        return property?.isEmbedded == true
+      access.changeArray { values, context in
+        values[position] = try newValue._reefEncode(context.at(index: position))
+        return true
       }
     }
   }
 
-  /// Changes a managed list: `body` edits the stored values (with `encode` for new elements) and
-  /// says whether positions of embedded objects moved or went (their accessors are invalidated).
+  /// Changes a managed list (see ``FieldAccess/changeArray(_:)``).
   private func change(_ body: (inout [BSON], (Element, Int) throws(ReefError) -> BSON) throws -> Bool) {
-    guard let owner, let property else { return }
-    owner.reef.requireWriteTransaction()
-    var values = elements(owner, property).map(\.value)
-    let attachments = Attachments()
-    let context = owner.reef.writeContext(
-      path: [PathStep(field: property.columnName, index: nil)], attachments: attachments)
-    do {
-      let invalidates = try body(&values) { (element, index) throws(ReefError) in
-        try element._reefEncode(context.at(index: index))
-      }
-      if invalidates && property.isEmbedded { owner.reef.bumpEpoch(owner.epochKey + "\u{0}" + property.columnName) }
-    } catch let error as ReefError {
-      owner.reef.record(error)
-      return
-    } catch {
-      owner.reef.record(ReefError(.invalidValue, "\(error)", type: owner.schema.className, property: property.name))
-      return
+    access?.changeArray { values, context in
+      try body(&values) { (element, index) throws(ReefError) in try element._reefEncode(context.at(index: index)) }
     }
-    owner.setField(property.columnName, .array(BSONArray(values)))
-    attachments.attach(to: owner)
   }
 
   /// Appends an element (an unmanaged object is added, an unmanaged embedded object embedded).
   public func append(_ element: Element) {
-    guard owner != nil else {
+    guard access != nil else {
       storage.append(element)
       return
     }
@@ -131,7 +86,7 @@ public final class List<Element: _ReefCollectionElement>: RandomAccessCollection
 
   /// Appends the elements of a sequence.
   public func append<S: Sequence>(objectsIn elements: S) where S.Element == Element {
-    guard owner != nil else {
+    guard access != nil else {
       storage.append(contentsOf: elements)
       return
     }
@@ -143,7 +98,7 @@ public final class List<Element: _ReefCollectionElement>: RandomAccessCollection
 
   /// Inserts an element at `index`.
   public func insert(_ element: Element, at index: Int) {
-    guard owner != nil else {
+    guard access != nil else {
       storage.insert(element, at: index)
       return
     }
@@ -156,7 +111,7 @@ public final class List<Element: _ReefCollectionElement>: RandomAccessCollection
 
   /// Removes the element at `index` (an embedded object is deleted; a linked object is not).
   public func remove(at index: Int) {
-    guard owner != nil else {
+    guard access != nil else {
       storage.remove(at: index)
       return
     }
@@ -172,7 +127,7 @@ public final class List<Element: _ReefCollectionElement>: RandomAccessCollection
 
   /// Removes every element.
   public func removeAll() {
-    guard owner != nil else {
+    guard access != nil else {
       storage.removeAll()
       return
     }
@@ -184,7 +139,7 @@ public final class List<Element: _ReefCollectionElement>: RandomAccessCollection
 
   /// Moves the element at `from` to `to`.
   public func move(from: Int, to: Int) {
-    guard owner != nil else {
+    guard access != nil else {
       storage.insert(storage.remove(at: from), at: to)
       return
     }
@@ -196,7 +151,7 @@ public final class List<Element: _ReefCollectionElement>: RandomAccessCollection
 
   /// Exchanges two elements.
   public func swapAt(_ index1: Int, _ index2: Int) {
-    guard owner != nil else {
+    guard access != nil else {
       storage.swapAt(index1, index2)
       return
     }
@@ -212,7 +167,7 @@ public final class List<Element: _ReefCollectionElement>: RandomAccessCollection
   /// Replaces `subrange` with `elements`.
   public func replaceSubrange<C: Swift.Collection>(_ subrange: Range<Int>, with elements: C)
   where C.Element == Element {
-    guard owner != nil else {
+    guard access != nil else {
       storage.replaceSubrange(subrange, with: elements)
       return
     }
@@ -274,10 +229,11 @@ extension List where Element: Object {
     objectResults().sorted(byKeyPath: keyPath, ascending: ascending)
   }
   private func objectResults() -> Results<Element> {
-    guard let owner, let property else {
+    guard let access else {
       preconditionFailure("filter and sorted need a managed list; an unmanaged List is a Swift collection")
     }
-    let identities = elements(owner, property).map(\.value)
+    let owner = access.owner
+    let identities = access.elements().map(\.value)
     let schema = ObjectSchema.of(Element.self)
     let field =
       schema.primaryKeyIsID || schema.primaryKeyProperty == nil ? "_id" : schema.primaryKeyProperty!.columnName

@@ -53,8 +53,8 @@ enum SchemaCheck {
         if property.isSet && property.isEmbedded {
           problem(schema, property, "a MutableSet cannot hold embedded objects (\(property.typeDescription))")
         }
-        if property.type == .any && property.isEmbedded {
-          problem(schema, property, "AnyReefValue cannot hold embedded objects")
+        if property.isMap && property.isEmbedded {
+          problem(schema, property, "a Map of embedded objects is not supported yet (\(property.typeDescription))")
         }
       }
       if !schema.isEmbedded, let id = columns["_id"], !id.isPrimary {

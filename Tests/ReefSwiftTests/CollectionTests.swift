@@ -1,0 +1,90 @@
+import Foundation
+import ReefBSON
+import ReefStore
+import ReefSwift
+import ReefTestSupport
+import Testing
+
+class Profile: Object {
+  @Persisted(primaryKey: true) var _id: ObjectId
+  @Persisted var tags: MutableSet<String>
+  @Persisted var phones: Map<String, String>
+  @Persisted var friends: MutableSet<Dog>
+  @Persisted var setting: AnyReefValue
+  @Persisted var age: ReefProperty<Int?>
+}
+
+@Suite struct CollectionTests {
+  @Test func aMutableSetKeepsOneOfEachValue() throws {
+    let (reef, _) = try openReef()
+    let profile = Profile()
+    profile.tags.insert(objectsIn: ["a", "b", "a"])
+    #expect(profile.tags.count == 2, "unmanaged sets keep one of each too")
+    try reef.write { reef.add(profile) }
+    try reef.write {
+      profile.tags.insert("c")
+      profile.tags.insert("a")
+      profile.tags.remove("b")
+    }
+    #expect(Set(profile.tags) == ["a", "c"])
+    #expect(profile.tags.contains("c") && !profile.tags.contains("b"))
+    let stored = try #require(try reef.store.read { try $0.collection("Profile").findOne() })
+    #expect(stored["tags"] == .array(["a", "c"]))
+  }
+
+  @Test func aMapIsASubdocumentInInsertionOrder() throws {
+    let (reef, _) = try openReef()
+    let profile = Profile()
+    try reef.write {
+      reef.add(profile)
+      profile.phones["home"] = "555-0100"
+      profile.phones["work"] = "555-0199"
+      profile.phones["home"] = "555-0101"
+    }
+    #expect(profile.phones["home"] == "555-0101")
+    #expect(profile.phones.keys == ["home", "work"])
+    try reef.write { profile.phones["work"] = nil }
+    let stored = try #require(try reef.store.read { try $0.collection("Profile").findOne() })
+    #expect(stored["phones"] == .document(["home": "555-0101"]))
+  }
+
+  @Test func aSetOfLinksStoresPrimaryKeysOnce() throws {
+    let (reef, _) = try openReef()
+    let profile = Profile()
+    let dog = Dog()
+    dog.name = "Rex"
+    try reef.write {
+      reef.add(profile)
+      profile.friends.insert(dog)
+      profile.friends.insert(dog)
+    }
+    #expect(profile.friends.count == 1)
+    #expect(profile.friends.first { _ in true }?.name == "Rex")
+  }
+
+  @Test func anyReefValueStoresAnyBSONValueNested() throws {
+    let (reef, _) = try openReef()
+    let profile = Profile()
+    try reef.write { reef.add(profile) }
+    #expect(profile.setting == .none)
+    try reef.write { profile.setting = .list([.int(1), .dictionary(["on": .bool(true)]), .string("x")]) }
+    #expect(profile.setting == .list([.int(1), .dictionary(["on": .bool(true)]), .string("x")]))
+    let stored = try #require(try reef.store.read { try $0.collection("Profile").findOne() })
+    #expect(stored["setting"] == .array([.int64(1), .document(["on": true]), "x"]))
+    let dog = Dog()
+    try reef.write { profile.setting = .object(dog) }
+    #expect(profile.setting.object(Dog.self)?.isEqual(to: dog) == true)
+  }
+
+  @Test func reefPropertyHoldsAnOptional() throws {
+    let (reef, _) = try openReef()
+    let profile = Profile()
+    profile.age.value = 3
+    try reef.write { reef.add(profile) }
+    #expect(profile.age.value == 3)
+    try reef.write { profile.age.value = nil }
+    #expect(profile.age.value == nil)
+    let stored = try #require(try reef.store.read { try $0.collection("Profile").findOne() })
+    #expect(stored["age"] == .null)
+  }
+}
