@@ -12,6 +12,8 @@ open class ObjectBase: CustomStringConvertible {
   final var _values: [AnyObject] = []
   /// The managed state, once the object is in a `Reef`.
   public final var _managed: ManagedObject?
+  /// Set on the stand-ins that record a typed query's key paths.
+  public final var _tracer: _PathTracer?
 
   /// Creates an unmanaged object with each property's initial value.
   public required init() {

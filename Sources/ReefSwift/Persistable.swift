@@ -69,6 +69,8 @@ public protocol _ReefValue {
   /// Whether a stored value that cannot be read is nil in an optional (a link to an object that
   /// is gone) rather than a mismatch.
   static var _reefNilWhenUnreadable: Bool { get }
+  /// A stand-in value for a query's key path (objects record the properties read through them).
+  static func _reefTraced(_ tracer: _PathTracer) -> Self?
 }
 
 /// A type a `@Persisted` property can have. A link (`Dog`) and an embedded object (`Address`)

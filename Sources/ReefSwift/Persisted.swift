@@ -56,6 +56,7 @@ public struct Persisted<Value: _Persistable> {
       if let managed = object._managed {
         return Value._reefGet(managed, managed.schema.property(ordinal: ordinal))
       }
+      if let tracer = object._tracer { return tracer.trace(object, ordinal: ordinal, as: Value.self) }
       return unsafeDowncast(object._values[ordinal], to: Box<Value>.self).value
     }
     set {

@@ -9,6 +9,7 @@
 @_exported import struct ReefBSON.Decimal128
 @_exported import struct ReefBSON.Document
 @_exported import struct ReefBSON.ObjectId
+@_exported import struct ReefQuery.StringOptions
 
 extension ObjectId {
   /// A new, unique ObjectId (Realm's spelling of `ObjectId()`).

@@ -45,12 +45,12 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   }
 
   /// Runs the query in the store.
-  private func cursor() -> Cursor {
+  private func cursor(sorted: Bool = true) -> Cursor {
     reef.checkThread()
     do {
-      let query = try self.query
-      let options = FindOptions(sort: sortKeys.isEmpty ? nil : SortSpecification(sortKeys))
-      return try reef.transaction().collection(schema.className).find(query, options: options)
+      let query = try ReefQuery.Query(LinkPaths.resolve(self.query.node, schema: schema, reef: reef))
+      let sort = sorted && !sortKeys.isEmpty && !sortsThroughLinks ? SortSpecification(sortKeys) : nil
+      return try reef.transaction().collection(schema.className).find(query, options: FindOptions(sort: sort))
     } catch let error as StoreError {
       preconditionFailure("the query on \(schema.className) failed: \(error)")
     } catch {
@@ -58,11 +58,34 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     }
   }
 
+  /// Whether a sort key goes through a to-one link (the store cannot sort by another
+  /// collection's fields: such results are sorted here).
+  private var sortsThroughLinks: Bool { sortKeys.contains { LinkPaths.sortValue(of: $0.path, schema: schema) != nil } }
+
+  /// The matching documents in the results' order.
+  private func documents() -> AnyIterator<Document> {
+    let cursor = cursor()
+    guard sortsThroughLinks else { return AnyIterator { try? cursor.next() } }
+    var keyed: [([BSON], Document)] = []
+    while let document = try? cursor.next() {
+      let keys = sortKeys.map { key in
+        LinkPaths.sortValue(of: key.path, schema: schema)?(document, reef) ?? document[key.path.description] ?? .null
+      }
+      keyed.append((keys, document))
+    }
+    keyed.sort { a, b in
+      for (index, key) in sortKeys.enumerated() {
+        let order = compareBSON(a.0[index], b.0[index])
+        if order != 0 { return key.ascending ? order < 0 : order > 0 }
+      }
+      return false
+    }
+    return AnyIterator(keyed.map(\.1).makeIterator())
+  }
+
   private func ids() -> [BSON] {
     if snapshot.version == reef.version { return snapshot.ids }
-    var ids: [BSON] = []
-    let cursor = cursor()
-    while let document = try? cursor.next() { ids.append(document["_id"] ?? .null) }
+    let ids = documents().map { $0["_id"] ?? .null }
     snapshot.ids = ids
     snapshot.version = reef.version
     return ids
@@ -76,10 +99,8 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   /// How many objects match, counted in the store.
   public var count: Int {
     if snapshot.version == reef.version { return snapshot.ids.count }
-    if sortKeys.isEmpty {
-      reef.checkThread()
-      if let count = try? cursor().count() { return count }
-    }
+    reef.checkThread()
+    if let count = try? cursor(sorted: false).count() { return count }
     return ids().count
   }
 
@@ -95,15 +116,15 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   /// An iterator that streams the matches from the store.
   public struct Iterator: IteratorProtocol {
     let results: Results
-    let cursor: Cursor
+    let documents: AnyIterator<Document>
     public mutating func next() -> Element? {
-      guard let document = try? cursor.next() else { return nil }
+      guard let document = documents.next() else { return nil }
       return results.reef.object(Element.self, schema: results.schema, document: document)
     }
   }
 
   /// Streams the matching objects.
-  public func makeIterator() -> Iterator { Iterator(results: self, cursor: cursor()) }
+  public func makeIterator() -> Iterator { Iterator(results: self, documents: documents()) }
 
   /// The first object, or nil.
   public var first: Element? {
@@ -183,7 +204,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   private func values(of property: String) -> [BSON] {
     let path = FieldMapping(schema).map(FieldPath(property)).description
     var values: [BSON] = []
-    let cursor = cursor()
+    let cursor = cursor(sorted: false)
     while let document = try? cursor.next() {
       if let value = document[path], value != .null { values.append(value) }
     }
