@@ -52,6 +52,6 @@ let package = Package(
     .testTarget(name: "ReefQueryTests", dependencies: ["ReefQuery", "ReefBSON", "ReefTestSupport"]),
     .testTarget(name: "ReefStoreTests", dependencies: ["ReefStore", "ReefQuery", "ReefBSON", "ReefTestSupport"]),
     .testTarget(name: "ReefSwiftTests", dependencies: ["ReefSwift", "ReefStore", "ReefBSON", "ReefTestSupport"]),
-    .testTarget(name: "ReefCLITests", dependencies: ["ReefCLI", "ReefBSON", "ReefTestSupport"]),
+    .testTarget(name: "ReefCLITests", dependencies: ["ReefCLI", "ReefBSON", "ReefStore", "ReefTestSupport"]),
   ]
 )

@@ -155,3 +155,30 @@ extension TransactionCollection {
     return true
   }
 }
+
+extension Transaction {
+  private static let schemaPrefix = "schema:"
+
+  /// The MongoDB JSON Schema stored for a collection (the object layer stores one per object
+  /// type), or nil.
+  public func jsonSchema(forCollection name: String) throws(StoreError) -> Document? {
+    try metadata(forKey: Self.schemaPrefix + name)
+  }
+
+  /// Stores a collection's JSON Schema (nil removes it). `reef export` writes it into the
+  /// collection's `metadata.json` as its `validator`, so that `mongorestore` creates a validated
+  /// collection.
+  public func setJSONSchema(_ schema: Document?, forCollection name: String) throws(StoreError) {
+    try setMetadata(schema, forKey: Self.schemaPrefix + name)
+  }
+
+  /// The collections that have a stored JSON Schema, with it, sorted by name.
+  public func jsonSchemas() throws(StoreError) -> [(collection: String, schema: Document)] {
+    var result: [(collection: String, schema: Document)] = []
+    for key in try metadataKeys(withPrefix: Self.schemaPrefix) {
+      let name = String(key.dropFirst(Self.schemaPrefix.count))
+      if let schema = try metadata(forKey: key) { result.append((name, schema)) }
+    }
+    return result
+  }
+}

@@ -62,7 +62,7 @@ public final class Migration {
   @discardableResult
   public func deleteData(forType typeName: String) -> Bool {
     let dropped = (try? transaction.collection(typeName).drop()) ?? false
-    try? transaction.setMetadata(nil, forKey: "schema:\(typeName)")
+    try? transaction.setJSONSchema(nil, forCollection: typeName)
     return dropped
   }
 }
@@ -125,9 +125,7 @@ extension Reef {
       do throws(StoreError) {
         if deleteAll {
           for name in try transaction.collectionNames() { _ = try transaction.collection(name).drop() }
-          for key in try transaction.metadataKeys(withPrefix: "schema:") {
-            try transaction.setMetadata(nil, forKey: key)
-          }
+          for (name, _) in try transaction.jsonSchemas() { try transaction.setJSONSchema(nil, forCollection: name) }
         } else if stored != nil, let block {
           block(Migration(transaction: transaction), storedVersion)
         }

@@ -186,7 +186,7 @@ extension Reef {
     do throws(StoreError) {
       let transaction = try self.transaction()
       var names = Set(registeredSchemas.filter { !$0.isEmbedded }.map(\.className))
-      for key in try transaction.metadataKeys(withPrefix: "schema:") { names.insert(String(key.dropFirst(7))) }
+      for (name, _) in try transaction.jsonSchemas() { names.insert(name) }
       for name in names.sorted() { try transaction.collection(name).deleteMany([:]) }
     } catch {
       record(error)

@@ -247,7 +247,7 @@ public final class Reef {
   private func needsSetUp() throws(StoreError) -> Bool {
     let transaction = try transaction()
     for schema in pendingSetUp
-    where try transaction.metadata(forKey: "schema:\(schema.className)") != JSONSchema.document(for: schema) {
+    where try transaction.jsonSchema(forCollection: schema.className) != ObjectJSONSchema.document(for: schema) {
       return true
     }
     pendingSetUp = []
@@ -272,9 +272,9 @@ public final class Reef {
       for index in IndexPlan.indexes(of: schema) where !existing.contains(index.name) {
         try collection.createIndex(index.keys, name: index.name, unique: index.unique)
       }
-      let stored = JSONSchema.document(for: schema)
-      if try transaction.metadata(forKey: "schema:\(schema.className)") != stored {
-        try transaction.setMetadata(stored, forKey: "schema:\(schema.className)")
+      let stored = ObjectJSONSchema.document(for: schema)
+      if try transaction.jsonSchema(forCollection: schema.className) != stored {
+        try transaction.setJSONSchema(stored, forCollection: schema.className)
       }
     }
   }

@@ -88,3 +88,59 @@ class Profile: Object {
     #expect(stored["age"] == .null)
   }
 }
+
+@Suite struct ValidateTests {
+  @Test func importedDocumentsThatDoNotFitAreListed() throws {
+    let (reef, _) = try openReef()
+    _ = reef.objects(Contact.self)  // registers the type
+    let good = ObjectId()
+    let bad = ObjectId()
+    try reef.store.write { transaction in
+      let contacts = transaction.collection("Contact")
+      try contacts.insert(["_id": .objectId(good), "name": "Fits", "address": ["city": "LA"]])
+      try contacts.insert(["_id": .objectId(bad), "name": 7, "address": ["city": ["not", "a", "string"]]])
+    }
+    reef.refresh()
+    let violations = try reef.validate()
+    #expect(violations.count == 2)
+    #expect(violations.map(\.field) == ["name", "address.city"])
+    #expect(violations.allSatisfy { $0.collection == "Contact" && $0.id == .objectId(bad) })
+    #expect(violations.first?.expected == "string")
+    #expect(violations.first?.found == "int 7")
+    let fits = try #require(reef.object(ofType: Contact.self, forPrimaryKey: good))
+    #expect(fits.address?.city == "LA", "a fitting imported document opens as an object")
+    #expect(reef.schema["Contact"]?["title"] == "Contact")
+  }
+
+  @Test func anEmbeddedIndexedPropertyIndexesItsPathInEveryEmbeddingType() throws {
+    let (reef, _) = try openReef(types: [Venue.self, Depot.self, Spot.self])
+    let indexes = try reef.store.read { transaction in
+      (
+        try transaction.collection("Venue").listIndexes().compactMap { $0["name"] },
+        try transaction.collection("Depot").listIndexes().compactMap { $0["name"] }
+      )
+    }
+    #expect(indexes.0.contains("spot.code_1"))
+    #expect(indexes.1.contains("spots.code_1"))
+    try reef.write {
+      let venue = Venue()
+      venue.spot = Spot()
+      venue.spot?.code = "A1"
+      reef.add(venue)
+    }
+    let explain = try reef.store.collection("Venue").explain(["spot.code": "A1"])
+    #expect(explain.index == "spot.code_1")
+  }
+}
+
+class Spot: EmbeddedObject {
+  @Persisted(indexed: true) var code = ""
+}
+
+class Venue: Object {
+  @Persisted var spot: Spot?
+}
+
+class Depot: Object {
+  @Persisted var spots: List<Spot>
+}

@@ -5,7 +5,7 @@ import ReefBSON
 ///
 /// It is what `reef export` writes as each collection's `validator` (`{"$jsonSchema": …}`), so
 /// that `mongorestore` creates validated collections.
-enum JSONSchema {
+enum ObjectJSONSchema {
   static func document(for schema: ObjectSchema, depth: Int = 0) -> Document {
     var properties: [(String, BSON)] = []
     var required: [BSON] = []
@@ -79,11 +79,11 @@ extension Reef {
   /// the types this `Reef` has used, and those stored in the file.
   public var schema: [String: Document] {
     var result: [String: Document] = [:]
-    if let transaction = try? transaction(), let keys = try? transaction.metadataKeys(withPrefix: "schema:") {
-      for key in keys { result[String(key.dropFirst(7))] = try? transaction.metadata(forKey: key) }
+    if let transaction = try? transaction(), let stored = try? transaction.jsonSchemas() {
+      for (name, schema) in stored { result[name] = schema }
     }
     for schema in registeredSchemas where !schema.isEmbedded {
-      result[schema.className] = JSONSchema.document(for: schema)
+      result[schema.className] = ObjectJSONSchema.document(for: schema)
     }
     return result
   }
