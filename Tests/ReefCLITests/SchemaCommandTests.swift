@@ -78,5 +78,11 @@ struct SchemaCommandTests {
     #expect(metadata.contains("\"title\":\"Contact\"") || metadata.contains("\"title\": \"Contact\""))
     let plain = try String(contentsOfFile: out + "/reef/plain.metadata.json", encoding: .utf8)
     #expect(!plain.contains("validator"))
+    let again = dir.path("again.reef")
+    let imported = try reef("import", out, "--store", again)
+    #expect(imported.status == 0, "\(imported.stderr)")
+    let schemas = try reef("schema", "--store", again, "--collection", "reef.Contact")
+    #expect(schemas.status == 0, "an imported validator is stored as the type's schema: \(schemas.stderr)")
+    #expect(schemas.stdout.contains("Address"))
   }
 }
