@@ -2,6 +2,12 @@ import CLMDB
 import ReefBSON
 import ReefQuery
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 extension Store {
   /// Begins a read transaction that stays open until ``Transaction/end()``: a snapshot for
   /// callers that read across calls (the object layer's live objects read through one).
@@ -180,5 +186,29 @@ extension Transaction {
       if let schema = try metadata(forKey: key) { result.append((name, schema)) }
     }
     return result
+  }
+}
+
+extension Store {
+  /// Writes a copy of the store, as of its latest commit, to a new file at `path` (which must
+  /// not exist). The copy opens as a store of its own; writers go on while it is made.
+  /// - Throws: ``StoreError/Kind/open`` when `path` exists; ``StoreError/Kind/storage`` for
+  ///   LMDB's errors.
+  public func writeCopy(to path: String) throws(StoreError) {
+    guard !Store.files(at: path).contains(where: { FileSystemCheck.exists($0) }) else {
+      throw StoreError(.open, "cannot copy the store to \(path): a file is there already")
+    }
+    let code = mdb_env_copy2(environment, path, 0)
+    guard code == 0 else {
+      throw StoreError(.storage, "copying the store \(self.path) to \(path): \(String(cString: mdb_strerror(code)))")
+    }
+  }
+}
+
+/// Whether a path exists, without Foundation.
+enum FileSystemCheck {
+  static func exists(_ path: String) -> Bool {
+    var status = stat()
+    return stat(path, &status) == 0
   }
 }

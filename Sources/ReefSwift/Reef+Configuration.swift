@@ -98,3 +98,29 @@ enum StoreTable {
     }
   }
 }
+
+/// The temporary file of an in-memory `Reef`, deleted when the last handle of its identifier
+/// goes (an open store keeps working on an unlinked file) or, at the latest, by the next
+/// process with the same process id.
+final class MemoryFile {
+  let path: String
+  nonisolated(unsafe) private static var files: [String: Weak] = [:]
+  private static let lock = Lock()
+  final class Weak {
+    weak var file: MemoryFile?
+    init(_ file: MemoryFile) { self.file = file }
+  }
+
+  private init(path: String) { self.path = path }
+
+  static func shared(path: String) -> MemoryFile {
+    lock.withLock {
+      if let file = files[path]?.file { return file }
+      let file = MemoryFile(path: path)
+      files[path] = Weak(file)
+      return file
+    }
+  }
+
+  deinit { _ = try? Store.deleteFiles(at: path) }
+}

@@ -37,6 +37,8 @@ public final class Reef {
   private var adding: [ObjectIdentifier: BSON] = [:]
   /// Types whose indexes and stored schema are still to be written (used before a write).
   private var pendingSetUp: [ObjectSchema] = []
+  /// For an in-memory `Reef`: deletes the file when the last handle of its identifier goes.
+  private let memoryFile: MemoryFile?
 
   /// Opens the default configuration's file (`default.reef` in the working directory).
   public convenience init() throws { try self.init(configuration: .defaultConfiguration) }
@@ -55,7 +57,9 @@ public final class Reef {
   public init(configuration: Configuration) throws {
     self.configuration = configuration
     store = try StoreTable.store(
-      path: configuration.path, readOnly: configuration.readOnly, durability: configuration.durability)
+      path: configuration.path, readOnly: configuration.readOnly && configuration.inMemoryIdentifier == nil,
+      durability: configuration.inMemoryIdentifier == nil ? configuration.durability : .normal)
+    memoryFile = configuration.inMemoryIdentifier == nil ? nil : MemoryFile.shared(path: configuration.path)
     if let objectTypes = configuration.objectTypes {
       try SchemaCheck.check(objectTypes.map(ObjectSchema.of))
       for objectClass in objectTypes { try register(objectClass) }
@@ -101,6 +105,11 @@ public final class Reef {
   /// - Throws: ``ReefError/Kind/transaction`` when one is already open; the store's error.
   public func beginWrite() throws {
     checkThread()
+    if configuration.readOnly {
+      throw ReefError(
+        .transaction, "this Reef was opened read-only (Configuration.readOnly)",
+        storeError: StoreError(.readOnly, "read-only"))
+    }
     guard writeTransaction == nil else {
       throw ReefError(.transaction, "a write transaction is already open on this Reef")
     }
@@ -383,6 +392,14 @@ public final class Reef {
   func identityBeingAdded(_ object: ObjectBase) -> BSON? { adding[ObjectIdentifier(object)] }
   func beginAdding(_ object: ObjectBase, identity: BSON) { adding[ObjectIdentifier(object)] = identity }
   func endAdding(_ object: ObjectBase) { adding[ObjectIdentifier(object)] = nil }
+
+  /// Writes a copy of the file, as of this `Reef`'s latest commit, to `fileURL` (which must not
+  /// exist); open it with a configuration of its own.
+  /// - Throws: ``ReefError/Kind/store`` when the file exists or cannot be written.
+  public func writeCopy(toFile fileURL: URL) throws {
+    checkThread()
+    try storeCall { () throws(StoreError) in try store.writeCopy(to: fileURL.path) }
+  }
 
   /// Deletes every file of a configuration's store (the store must not be open).
   /// - Returns: whether a file existed.

@@ -18,6 +18,8 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   let schema: ObjectSchema
   let conditions: [QueryNode]
   let sortKeys: [SortKey]
+  /// Stored paths whose combination of values each object must have first (``distinct(by:)``).
+  let distinctPaths: [String]
   private let snapshot = Snapshot()
 
   /// The matching documents' `_id`s in order, kept for one version of the `Reef`.
@@ -26,11 +28,22 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     var ids: [BSON] = []
   }
 
-  init(reef: Reef, schema: ObjectSchema, conditions: [QueryNode] = [], sortKeys: [SortKey] = []) {
+  init(
+    reef: Reef, schema: ObjectSchema, conditions: [QueryNode] = [], sortKeys: [SortKey] = [],
+    distinctPaths: [String] = []
+  ) {
     self.reef = reef
     self.schema = schema
     self.conditions = conditions
     self.sortKeys = sortKeys
+    self.distinctPaths = distinctPaths
+  }
+
+  /// The same results with other conditions, sort or distinct paths.
+  func with(conditions: [QueryNode]? = nil, sortKeys: [SortKey]? = nil, distinctPaths: [String]? = nil) -> Results {
+    Results(
+      reef: reef, schema: schema, conditions: conditions ?? self.conditions, sortKeys: sortKeys ?? self.sortKeys,
+      distinctPaths: distinctPaths ?? self.distinctPaths)
   }
 
   /// The query the store runs.
@@ -62,8 +75,20 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   /// collection's fields: such results are sorted here).
   private var sortsThroughLinks: Bool { sortKeys.contains { LinkPaths.sortValue(of: $0.path, schema: schema) != nil } }
 
-  /// The matching documents in the results' order.
+  /// The matching documents in the results' order, the first of each distinct combination.
   private func documents() -> AnyIterator<Document> {
+    let sorted = sortedDocuments()
+    guard !distinctPaths.isEmpty else { return sorted }
+    var seen = Set<[BSON]>()
+    return AnyIterator {
+      while let document = sorted.next() {
+        if seen.insert(distinctPaths.map { document[$0] ?? .null }).inserted { return document }
+      }
+      return nil
+    }
+  }
+
+  private func sortedDocuments() -> AnyIterator<Document> {
     let cursor = cursor()
     guard sortsThroughLinks else { return AnyIterator { try? cursor.next() } }
     var keyed: [([BSON], Document)] = []
@@ -100,7 +125,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   public var count: Int {
     if snapshot.version == reef.version { return snapshot.ids.count }
     reef.checkThread()
-    if let count = try? cursor(sorted: false).count() { return count }
+    if distinctPaths.isEmpty, let count = try? cursor(sorted: false).count() { return count }
     return ids().count
   }
 
@@ -167,9 +192,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     } catch {
       throw ReefError(.invalidQuery, "\(error)", type: schema.className)
     }
-    var results = Results(
-      reef: reef, schema: schema, conditions: conditions + [FieldMapping(schema).map(query.node)],
-      sortKeys: sortKeys)
+    var results = with(conditions: conditions + [FieldMapping(schema).map(query.node)])
     if !query.sort.isEmpty { results = results.sorted(by: query.sort) }
     return results
   }
@@ -178,8 +201,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   public func filter(document filter: Document) -> Results {
     do {
       let node = try Query(filter: filter).node
-      return Results(
-        reef: reef, schema: schema, conditions: conditions + [FieldMapping(schema).map(node)], sortKeys: sortKeys)
+      return with(conditions: conditions + [FieldMapping(schema).map(node)])
     } catch {
       preconditionFailure("\(error)")
     }
@@ -195,9 +217,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     sorted(by: keyPaths.map { SortKey(FieldMapping(schema).map(FieldPath($0.keyPath)), ascending: $0.ascending) })
   }
 
-  private func sorted(by keys: [SortKey]) -> Results {
-    Results(reef: reef, schema: schema, conditions: conditions, sortKeys: keys)
-  }
+  private func sorted(by keys: [SortKey]) -> Results { with(sortKeys: keys) }
 
   // MARK: Aggregates
 
@@ -232,17 +252,10 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     return numbers.isEmpty ? nil : T(numbers.reduce(0, +) / Double(numbers.count))
   }
 
-  /// The distinct values of properties: the first object of each distinct combination.
-  public func distinct<S: Sequence>(by keyPaths: S) -> [Element] where S.Element == String {
-    let paths = keyPaths.map { FieldMapping(schema).map(FieldPath($0)).description }
-    var seen = Set<[BSON]>()
-    var result: [Element] = []
-    for object in self {
-      let document = object._managed!.liveDocument()
-      let key = paths.map { document[$0] ?? .null }
-      if seen.insert(key).inserted { result.append(object) }
-    }
-    return result
+  /// The results with only the first object of each distinct combination of values of the
+  /// properties (dotted paths go through embedded objects), in the results' order.
+  public func distinct<S: Sequence>(by keyPaths: S) -> Results where S.Element == String {
+    with(distinctPaths: keyPaths.map { FieldMapping(schema).map(FieldPath($0)).description })
   }
 
   public var description: String { "Results<\(schema.className)> (\(count) objects)" }

@@ -181,7 +181,6 @@ extension Results {
     let tracer = _PathTracer()
     let root = TypedQuery<Element>(tracer: tracer, path: [], traced: tracer.instance(Element.self))
     let node = isIncluded(root).condition
-    return Results(
-      reef: reef, schema: schema, conditions: conditions + [FieldMapping(schema).map(node)], sortKeys: sortKeys)
+    return with(conditions: conditions + [FieldMapping(schema).map(node)])
   }
 }

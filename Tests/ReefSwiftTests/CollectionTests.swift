@@ -144,3 +144,67 @@ class Venue: Object {
 class Depot: Object {
   @Persisted var spots: List<Spot>
 }
+
+@Suite struct ReefFileTests {
+  @Test func writeCopyMakesAFileThatOpensWithTheObjects() throws {
+    let (reef, path) = try openReef()
+    try reef.write { reef.add(Contact(name: "Copied", address: Address())) }
+    let copy = URL(fileURLWithPath: path + ".copy")
+    try reef.writeCopy(toFile: copy)
+    #expect(throws: ReefError.self) { try reef.writeCopy(toFile: copy) }
+    let other = try Reef(configuration: Reef.Configuration(fileURL: copy))
+    #expect(other.objects(Contact.self).map(\.name) == ["Copied"])
+  }
+
+  @Test func inMemoryReefsShareByIdentifierAndReadOnlyRefusesWrites() throws {
+    let identifier = "mem-\(UInt32.random(in: 0...UInt32.max))"
+    let first = try Reef(configuration: Reef.Configuration(inMemoryIdentifier: identifier))
+    try first.write { first.add(Contact(name: "M", address: Address())) }
+    let second = try Reef(configuration: Reef.Configuration(inMemoryIdentifier: identifier))
+    #expect(second.objects(Contact.self).count == 1)
+
+    let (reef, path) = try openReef()
+    try reef.write { reef.add(Contact(name: "R", address: Address())) }
+    let readOnly = try Reef(configuration: Reef.Configuration(fileURL: URL(fileURLWithPath: path), readOnly: true))
+    #expect(readOnly.objects(Contact.self).count == 1)
+    #expect(throws: ReefError.self) { try readOnly.write {} }
+  }
+}
+
+class Member: Object {
+  @Persisted(primaryKey: true) var id = 0
+  @Persisted var fullName = ""
+}
+
+@Suite struct MigrationTests {
+  @Test func aMigrationBlockRunsOnceWhenTheVersionRises() throws {
+    let (reef, path) = try openReef()
+    try reef.store.write { transaction in
+      try transaction.collection("Member").insert([
+        "_id": .objectId(ObjectId()), "id": .int64(1), "firstName": "Ada", "lastName": "Lovelace",
+      ])
+    }
+    _ = reef
+    let url = URL(fileURLWithPath: path)
+    nonisolated(unsafe) var calls: [UInt64] = []
+    var configuration = Reef.Configuration(fileURL: url, schemaVersion: 2)
+    configuration.migrationBlock = { migration, oldSchemaVersion in
+      calls.append(oldSchemaVersion)
+      migration.enumerateObjects(ofType: "Member") { old, new in
+        new!["fullName"] = "\(old!["firstName"] as! String) \(old!["lastName"] as! String)"
+        new!["firstName"] = nil
+      }
+      migration.renameProperty(onType: "Member", from: "lastName", to: "familyName")
+    }
+    let migrated = try Reef(configuration: configuration)
+    #expect(calls == [0])
+    #expect(migrated.object(ofType: Member.self, forPrimaryKey: 1)?.fullName == "Ada Lovelace")
+    let stored = try #require(try migrated.store.read { try $0.collection("Member").findOne() })
+    #expect(stored["familyName"] == "Lovelace")
+    _ = try Reef(configuration: configuration)
+    #expect(calls == [0], "the same version does not migrate again")
+    var older = configuration
+    older.schemaVersion = 1
+    #expect(throws: ReefError.self) { try Reef(configuration: older) }
+  }
+}

@@ -105,3 +105,20 @@ class Pet: Object {
     #expect(sorted[1].name == "b")
   }
 }
+
+@Suite struct DistinctTests {
+  @Test func distinctKeepsTheFirstOfEachCombinationInOrder() throws {
+    let (reef, _) = try openReef()
+    try reef.write {
+      for (name, city) in [("A", "LA"), ("B", "SF"), ("C", "LA"), ("D", nil)] {
+        let address = Address()
+        address.city = city
+        reef.add(Contact(name: name, address: address))
+      }
+    }
+    let distinct = reef.objects(Contact.self).sorted(byKeyPath: "name", ascending: false).distinct(by: ["address.city"])
+    #expect(distinct.map(\.name) == ["D", "C", "B"])
+    #expect(distinct.count == 3)
+    #expect(distinct[2].name == "B")
+  }
+}
