@@ -8,6 +8,7 @@ let package = Package(
     .library(name: "ReefBSON", targets: ["ReefBSON"]),
     .library(name: "ReefQuery", targets: ["ReefQuery"]),
     .library(name: "ReefStore", targets: ["ReefStore"]),
+    .library(name: "ReefSwift", targets: ["ReefSwift"]),
     .library(name: "ReefLibBSON", targets: ["ReefLibBSON"]),
     .library(name: "ReefCLI", targets: ["ReefCLI"]),
     .executable(name: "reef", targets: ["reef"]),
@@ -23,6 +24,7 @@ let package = Package(
     .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
     .target(name: "ReefQuery", dependencies: ["ReefBSON"]),
     .target(name: "ReefStore", dependencies: ["ReefBSON", "ReefQuery", "CLMDB"]),
+    .target(name: "ReefSwift", dependencies: ["ReefBSON", "ReefQuery", "ReefStore"]),
     .target(name: "ReefLibBSON", dependencies: ["ReefBSON", "CLibBSON"]),
     .target(
       name: "ReefCLI",
@@ -49,6 +51,7 @@ let package = Package(
     ),
     .testTarget(name: "ReefQueryTests", dependencies: ["ReefQuery", "ReefBSON", "ReefTestSupport"]),
     .testTarget(name: "ReefStoreTests", dependencies: ["ReefStore", "ReefQuery", "ReefBSON", "ReefTestSupport"]),
-    .testTarget(name: "ReefCLITests", dependencies: ["ReefCLI", "ReefBSON", "ReefTestSupport"]),
+    .testTarget(name: "ReefSwiftTests", dependencies: ["ReefSwift", "ReefStore", "ReefBSON", "ReefTestSupport"]),
+    .testTarget(name: "ReefCLITests", dependencies: ["ReefCLI", "ReefBSON", "ReefStore", "ReefTestSupport"]),
   ]
 )

@@ -16,7 +16,7 @@ public struct ReefCommand: ParsableCommand {
       """,
     subcommands: [
       DumpCommand.self, ValidateCommand.self, ConvertCommand.self, QueryCommand.self, StatsCommand.self,
-      IndexCommand.self, ImportCommand.self, ExportCommand.self,
+      IndexCommand.self, ImportCommand.self, ExportCommand.self, SchemaCommand.self,
     ]
   )
 

@@ -77,9 +77,11 @@ public struct StatsCommand: ParsableCommand {
   public func run() throws {
     try withStore(storeOptions.store, readOnly: true) { store in
       let collections = try store.statistics()
+      let objectTypes = Set(try store.read { try $0.jsonSchemas().map(\.collection) })
       print("store \(storeOptions.store): \(collections.count) collections, \(store.fileSize) bytes on disk")
       for collection in collections {
-        print("\(collection.name): \(collection.count) documents, \(collection.dataBytes) bytes")
+        let kind = objectTypes.contains(collection.name) ? " (object type)" : ""
+        print("\(collection.name)\(kind): \(collection.count) documents, \(collection.dataBytes) bytes")
         for index in collection.indexes {
           print("  index \(index.name): \(index.entries) keys, \(index.bytes) bytes")
         }

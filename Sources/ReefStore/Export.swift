@@ -64,7 +64,11 @@ extension Store {
         let namespace = Namespace(name) ?? Namespace(database: "", collection: name)
         var indexes = try collection.listIndexes()
         if indexes.isEmpty { indexes = [IndexSpecification.primary] }
-        let metadata = CollectionMetadata(indexes: indexes, uuid: try collection.uuid())
+        var options = Document()
+        if let schema = try transaction.jsonSchema(forCollection: name) {
+          options = ["validator": ["$jsonSchema": .document(schema)]]
+        }
+        let metadata = CollectionMetadata(indexes: indexes, uuid: try collection.uuid(), options: options)
         try writer.beginNamespace(namespace, metadata: metadata)
         var count = 0
         try collection.forEach { document in

@@ -194,6 +194,9 @@ struct ImportRun {
     /// The target's version when the import began (nil when it did not exist): it must still
     /// have it at the swap.
     var expected: CollectionVersion?
+    /// The JSON Schema of the source's validator (`options.validator.$jsonSchema`), stored for
+    /// the target at the swap: a type exported by the object layer comes back as one.
+    var schema: Document?
   }
   var targets: [String: Target] = [:]
   var order: [String] = []
@@ -280,6 +283,7 @@ struct ImportRun {
         try checkUnchanged(name, in: transaction)
         let temporary = targets[name]!.temporary
         try transaction.renameCollection(temporary, to: name, dropTarget: true, reserved: false)
+        if let schema = targets[name]!.schema { try transaction.setJSONSchema(schema, forCollection: name) }
         try releaseLease(of: name, in: transaction)
         targets[name]!.report.indexes = try transaction.collection(name).listIndexes().count
       }
@@ -318,6 +322,7 @@ struct ImportRun {
     }
     guard var target = targets[name], !target.report.sources.contains(namespace) else { return }
     target.report.sources.append(namespace)
+    if case .document(let schema)? = metadata.options["validator.$jsonSchema"] { target.schema = schema }
     targets[name] = target
     for document in metadata.indexes {
       if case .string("_id_")? = document["name"] { continue }

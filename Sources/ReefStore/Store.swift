@@ -131,7 +131,7 @@ public final class Store: @unchecked Sendable {
   /// own lock orders them with other processes), and the map grows only while holding it.
   let writeLock = Mutex()
   /// Reports writes slow to begin, when ``StoreOptions/onWait`` is set.
-  private let writeWatch: WriteWaitWatch?
+  let writeWatch: WriteWaitWatch?
 
   /// Opens the store at `path`, creating it unless read-only.
   public init(path: String, options: StoreOptions = StoreOptions()) throws(StoreError) {
@@ -409,7 +409,7 @@ public final class Store: @unchecked Sendable {
 
   /// Doubles the map when it is more than three quarters used (and no transaction of this
   /// process is open, as LMDB requires).
-  private func growMapIfNeeded() throws(StoreError) {
+  func growMapIfNeeded() throws(StoreError) {
     var info = MDB_envinfo()
     var stat = MDB_stat()
     mdb_env_info(environment, &info)

@@ -20,6 +20,8 @@ public final class Transaction {
   var isFinished: Bool { finished }
   /// Catalog entries read or written in this transaction.
   var catalog: [String: CollectionInfo] = [:]
+  /// Whether ending the transaction unlocks the store's write lock (``Store/beginWrite()``).
+  var ownsWriteLock = false
 
   init(store: Store, readOnly: Bool) throws(StoreError) {
     self.store = store
@@ -62,6 +64,14 @@ public final class Transaction {
         }
         if !adopted { usleep(1_000) }
       }
+    }
+  }
+
+  deinit {
+    // An open-ended transaction dropped without commit or rollback is rolled back.
+    if ownsWriteLock || !finished {
+      finish(commit: false)
+      releaseWriteLock()
     }
   }
 

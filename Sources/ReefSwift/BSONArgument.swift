@@ -1,0 +1,62 @@
+import ReefBSON
+
+/// Converts between Swift values given to queries and dynamic access, and BSON.
+enum BSONArgument {
+  /// The BSON form of a query argument or primary key; nil for a type that has none.
+  static func bson(_ value: Any) -> BSON? {
+    switch value {
+    case let value as BSON: return value
+    case let value as String: return .string(value)
+    case let value as Bool: return .bool(value)
+    case let value as Int: return .int64(Int64(value))
+    case let value as Int8: return .int64(Int64(value))
+    case let value as Int16: return .int64(Int64(value))
+    case let value as Int32: return .int64(Int64(value))
+    case let value as Int64: return .int64(value)
+    case let value as UInt8: return .int64(Int64(value))
+    case let value as UInt16: return .int64(Int64(value))
+    case let value as UInt32: return .int64(Int64(value))
+    case let value as Double: return .double(value)
+    case let value as Float: return .double(Double(value))
+    case let value as Date:
+      return .datetime(BSONDateTime(millisecondsSinceEpoch: Int64((value.timeIntervalSince1970 * 1000).rounded(.down))))
+    case let value as Data: return .binary(Binary(subtype: .generic, data: Array(value)))
+    case let value as ObjectId: return .objectId(value)
+    case let value as UUID: return .binary(Binary(uuid: value.uuid))
+    case let value as Decimal128: return .decimal128(value)
+    case let value as Document: return .document(value)
+    case let value as Object:
+      guard let managed = value._managed, let document = managed.currentDocument() else { return nil }
+      return managed.reef.identity(of: managed.schema, document: document)
+    case let value as any RawRepresentable: return bson(value.rawValue)
+    case let value as [Any]: return .array(BSONArray(value.map { bson($0) ?? .null }))
+    default:
+      let mirror = Mirror(reflecting: value)
+      if mirror.displayStyle == .optional {
+        guard let wrapped = mirror.children.first?.value else { return .null }
+        return bson(wrapped)
+      }
+      return nil
+    }
+  }
+
+  /// A number as a Double, for averages.
+  static func double(_ value: BSON) -> Double? {
+    switch value {
+    case .double(let x): x
+    case .int32(let x): Double(x)
+    case .int64(let x): Double(x)
+    default: nil
+    }
+  }
+
+  /// A BSON value as a scalar Swift type, or nil when it does not fit.
+  static func value<T: _ReefScalar>(_ value: BSON, as type: T.Type) -> T? {
+    var builder = DocumentBuilder()
+    builder.append("v", value)
+    let document = builder.document
+    return withExtendedLifetime(document) {
+      T._reefDecode(document.element(forKey: "v"), _ReadContext(owner: nil, field: "", index: nil))
+    }
+  }
+}

@@ -1,0 +1,86 @@
+import ReefBSON
+
+/// A managed collection property's field: its elements as of the `Reef`'s current version
+/// (computed once per version), and changes written back into the owner's document.
+final class FieldAccess {
+  let owner: ManagedObject
+  let property: Property
+  private var cache: (version: Int, elements: [Document.Element])?
+
+  init(owner: ManagedObject, property: Property) {
+    self.owner = owner
+    self.property = property
+  }
+
+  /// The elements of the array (or, for a map, the subdocument) stored in the field; none when
+  /// the field is missing or null.
+  func elements() -> [Document.Element] {
+    if let cache, cache.version == owner.reef.version { return cache.elements }
+    let document = owner.liveDocument()
+    var elements: [Document.Element] = []
+    if let field = document.element(forKey: property.columnName) {
+      let expected: BSONType = property.isMap ? .document : .array
+      if field.type == expected, let inner = field.document {
+        elements = Array(inner)
+      } else if field.type != .null {
+        preconditionFailure(owner.mismatch(property, field))
+      }
+    }
+    cache = (owner.reef.version, elements)
+    return elements
+  }
+
+  /// The element decoded as `Element`, failing with the mismatch message when it does not fit.
+  func decode<Element: _ReefValue>(_ element: Document.Element, at position: Int, as type: Element.Type) -> Element {
+    let context = _ReadContext(owner: owner, field: property.columnName, index: position)
+    guard let value = Element._reefDecode(element, context) else {
+      preconditionFailure(owner.mismatch(property, element) + " (element \(position))")
+    }
+    return value
+  }
+
+  /// The context new elements are encoded in.
+  private func writeContext(_ attachments: Attachments) -> _WriteContext {
+    owner.reef.writeContext(path: [PathStep(field: property.columnName, index: nil)], attachments: attachments)
+  }
+
+  /// Changes the stored array: `body` edits the values (encoding new elements with the
+  /// context it is given) and says whether embedded elements moved or went, which invalidates
+  /// their accessors. A broken rule is recorded for the write transaction to throw.
+  func changeArray(_ body: (inout [BSON], _WriteContext) throws -> Bool) {
+    owner.reef.requireWriteTransaction()
+    var values = elements().map(\.value)
+    let attachments = Attachments()
+    do {
+      let invalidates = try body(&values, writeContext(attachments))
+      if invalidates && property.isEmbedded { owner.reef.bumpEpoch(owner.epochKey + "\u{0}" + property.columnName) }
+    } catch {
+      record(error)
+      return
+    }
+    owner.setField(property.columnName, .array(BSONArray(values)))
+    attachments.attach(to: owner)
+  }
+
+  /// Changes the stored subdocument of a map: `body` edits the pairs in order.
+  func changeDocument(_ body: (inout [(String, BSON)], _WriteContext) throws -> Void) {
+    owner.reef.requireWriteTransaction()
+    var pairs = elements().map { ($0.key, $0.value) }
+    let attachments = Attachments()
+    do {
+      try body(&pairs, writeContext(attachments))
+    } catch {
+      record(error)
+      return
+    }
+    owner.setField(property.columnName, .document(Document(pairs)))
+  }
+
+  private func record(_ error: any Error) {
+    if let error = error as? ReefError {
+      owner.reef.record(error)
+    } else {
+      owner.reef.record(ReefError(.invalidValue, "\(error)", type: owner.schema.className, property: property.name))
+    }
+  }
+}

@@ -1,0 +1,234 @@
+import ReefBSON
+import ReefStore
+
+/// One step from an object to a value inside it: a field and, in an array, the position.
+struct PathStep: Hashable {
+  var field: String
+  var index: Int?
+}
+
+/// The state of a managed object: where its document lives and the copy last read of it.
+///
+/// A top-level object is its collection's document with its `_id`; an embedded object is a
+/// subdocument of its parent's (at a field, or at a position of an array field). Reading a
+/// property reads the document (once per version of the `Reef`) and the field's bytes; nothing
+/// decodes the whole document.
+public final class ManagedObject {
+  let reef: Reef
+  let schema: ObjectSchema
+  /// The embedding object, for an embedded object.
+  let parent: ManagedObject?
+  /// Where this embedded object is in its parent.
+  let step: PathStep
+  /// The `_id` of a top-level object.
+  let id: BSON
+  /// The epoch of this embedded object's place when it was made: overwriting the place moves the
+  /// epoch on, which invalidates this state.
+  let epoch: Int
+  let epochKey: String
+  private var document: Document?
+  private var version = -1
+  private var invalidated = false
+  /// Live collection accessors handed out, by property ordinal.
+  var accessors: [Int: AnyObject] = [:]
+
+  init(reef: Reef, schema: ObjectSchema, id: BSON, document: Document?) {
+    self.reef = reef
+    self.schema = schema
+    self.parent = nil
+    self.step = PathStep(field: "", index: nil)
+    self.id = id
+    self.document = document
+    self.version = document == nil ? -1 : reef.version
+    epochKey = "\(schema.className)\u{0}\(id)"
+    epoch = 0
+  }
+
+  init(reef: Reef, schema: ObjectSchema, parent: ManagedObject, step: PathStep) {
+    self.reef = reef
+    self.schema = schema
+    self.parent = parent
+    self.step = step
+    self.id = parent.id
+    epochKey = parent.epochKey + "\u{0}" + step.field
+    epoch = reef.epoch(epochKey)
+  }
+
+  /// The top-level object this state belongs to.
+  var top: ManagedObject { parent?.top ?? self }
+
+  /// A string that names this object in its file: type, `_id` and path.
+  var identityPath: String {
+    guard let parent else { return "\(schema.className)\u{0}\(id)" }
+    return parent.identityPath + "\u{0}\(step.field)" + (step.index.map { ".\($0)" } ?? "")
+  }
+
+  /// The document as of the `Reef`'s current version, or nil when the object is gone.
+  func currentDocument() -> Document? {
+    reef.checkThread()
+    if invalidated { return nil }
+    if version == reef.version, let document { return document }
+    let fresh: Document?
+    if let parent {
+      if reef.epoch(epochKey) != epoch {
+        fresh = nil
+      } else if let parentDocument = parent.currentDocument(), let element = parentDocument.element(forKey: step.field)
+      {
+        if let index = step.index {
+          if let array = element.document, index < array.count,
+            case .document(let sub)? = Array(array)[index].value as BSON?
+          {
+            fresh = sub
+          } else {
+            fresh = nil
+          }
+        } else {
+          fresh = element.document
+        }
+      } else {
+        fresh = nil
+      }
+    } else {
+      fresh = try? reef.transaction().collection(schema.className).document(forID: id)
+    }
+    guard let fresh else {
+      invalidated = true
+      document = nil
+      return nil
+    }
+    document = fresh
+    version = reef.version
+    return fresh
+  }
+
+  /// The document, or a precondition failure in Realm's words when the object is gone.
+  func liveDocument() -> Document {
+    guard let document = currentDocument() else {
+      preconditionFailure("Object has been deleted or invalidated (\(schema.className) with _id \(id))")
+    }
+    return document
+  }
+
+  /// Reads a property, failing with a precondition that names the document when the stored
+  /// value does not fit the property.
+  func read<V: _ReefValue>(_ property: Property, as type: V.Type) -> V {
+    let document = liveDocument()
+    let element = document.element(forKey: property.columnName)
+    guard let value = V._reefDecode(element, _ReadContext(owner: self, field: property.columnName, index: nil)) else {
+      preconditionFailure(mismatch(property, element))
+    }
+    return value
+  }
+
+  /// The message for a stored value that does not fit its property.
+  func mismatch(_ property: Property, _ element: Document.Element?) -> String {
+    let found = element.map { "\($0.type.name) \($0.value)" } ?? "nothing (the field is missing)"
+    let place = parent == nil ? "" : " at \(pathDescription)"
+    return
+      "\(top.schema.className) with _id \(id)\(place): field \(property.columnName) holds \(found), expected \(property.typeDescription) (\(schema.className).\(property.name))"
+  }
+
+  /// The dotted path of this object from its top-level document ("" for the top).
+  var pathDescription: String {
+    guard let parent else { return "" }
+    let mine = step.field + (step.index.map { ".\($0)" } ?? "")
+    let above = parent.pathDescription
+    return above.isEmpty ? mine : "\(above).\(mine)"
+  }
+
+  /// Writes a property of this object, in the `Reef`'s write transaction.
+  func write<V: _ReefValue>(_ property: Property, _ value: V) {
+    reef.requireWriteTransaction()
+    var document = liveDocument()
+    if property.isPrimary && parent == nil {
+      let old = document.element(forKey: property.columnName)
+      let new = try? value._reefEncode(reef.writeContext(path: []))
+      if old.map({ new != nil && $0.equals(new!) }) != true {
+        reef.record(
+          ReefError(
+            .primaryKeyChanged, "the primary key of a managed object cannot be changed", type: schema.className,
+            property: property.name, primaryKey: id))
+      }
+      return
+    }
+    if property.isEmbedded { reef.bumpEpoch(epochKey + "\u{0}" + property.columnName) }
+    let attachments = Attachments()
+    let context = reef.writeContext(path: [PathStep(field: property.columnName, index: nil)], attachments: attachments)
+    let bson: BSON
+    do {
+      bson = try value._reefEncode(context)
+    } catch {
+      reef.record(error)
+      return
+    }
+    if property.isEmbedded, case .null = bson, document.element(forKey: property.columnName) == nil { return }
+    document.set(bson, forKey: property.columnName)
+    store(document)
+    attachments.attach(to: self)
+  }
+
+  /// Writes this object's new document: into its collection, or into its parent's.
+  func store(_ newDocument: Document) {
+    if let parent {
+      parent.replaceChild(step, with: newDocument)
+    } else {
+      reef.replaceDocument(schema, id: id, with: newDocument)
+    }
+    document = newDocument
+    version = reef.version
+  }
+
+  /// Replaces the subdocument at `step` of this object's document.
+  func replaceChild(_ step: PathStep, with child: Document) {
+    var document = liveDocument()
+    if let index = step.index {
+      guard let element = document.element(forKey: step.field), let array = element.document else { return }
+      var values = Array(array).map(\.value)
+      guard index < values.count else { return }
+      values[index] = .document(child)
+      document.set(.array(BSONArray(values)), forKey: step.field)
+    } else {
+      document.set(.document(child), forKey: step.field)
+    }
+    store(document)
+  }
+
+  /// Stores a new value for a field of this object (a list's array after a change).
+  func setField(_ field: String, _ value: BSON) {
+    reef.requireWriteTransaction()
+    var document = liveDocument()
+    document.set(value, forKey: field)
+    store(document)
+  }
+
+  /// Makes a Swift object for this state: the parent of an embedded object.
+  func makeObject() -> ObjectBase {
+    let object = reef.construct(schema.objectClass)
+    object._managed = self
+    return object
+  }
+
+  /// Marks the state as gone (its object was deleted through it).
+  func invalidate() {
+    invalidated = true
+    document = nil
+  }
+}
+
+/// Embedded objects written in one change, made managed once the change is stored.
+final class Attachments {
+  var items: [(object: ObjectBase, path: [PathStep])] = []
+
+  /// Gives each embedded object its managed state under `root`, parents before children.
+  func attach(to root: ManagedObject) {
+    var states: [[PathStep]: ManagedObject] = [[]: root]
+    for (object, path) in items.sorted(by: { $0.path.count < $1.path.count }) {
+      let parentPath = Array(path.dropLast())
+      guard let parent = states[parentPath] ?? (parentPath.isEmpty ? root : nil), let last = path.last else { continue }
+      let state = ManagedObject(reef: root.reef, schema: object.objectSchema, parent: parent, step: last)
+      object._managed = state
+      object._values = []
+      states[path] = state
+    }
+  }
+}

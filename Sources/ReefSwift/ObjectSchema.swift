@@ -1,0 +1,243 @@
+import ReefBSON
+
+/// One type's schema: its properties in declaration order, its primary key, whether it is
+/// embedded. Discovered once per class from a first instance (never per object).
+public final class ObjectSchema: CustomStringConvertible, @unchecked Sendable {
+  /// The type's name: its class name, and its collection's name.
+  public let className: String
+  /// The properties in declaration order (a subclass's own before its superclass's).
+  public let properties: [Property]
+  /// The primary key property, if the type has one.
+  public let primaryKeyProperty: Property?
+  /// Whether the type is an ``EmbeddedObject``.
+  public let isEmbedded: Bool
+  /// The class.
+  public let objectClass: ObjectBase.Type
+
+  let byOrdinal: [Property]
+  let byName: [String: Property]
+
+  init(objectClass: ObjectBase.Type) {
+    self.objectClass = objectClass
+    className = objectClass.className()
+    isEmbedded = objectClass is EmbeddedObject.Type
+    let prototype = objectClass.init()
+    let mapping = objectClass.propertiesMapping()
+    let legacyPrimaryKey = (objectClass as? Object.Type)?.primaryKey()
+    let legacyIndexed = Set((objectClass as? Object.Type)?.indexedProperties() ?? [])
+    var found: [Property] = []
+    var mirror: Mirror? = Mirror(reflecting: prototype)
+    while let current = mirror {
+      for child in current.children {
+        guard let label = child.label, label.hasPrefix("_"), let persisted = child.value as? PersistedProperty else {
+          continue
+        }
+        let name = String(label.dropFirst())
+        let ordinal = persisted.slot - prototype._slotBase
+        var flags = persisted.flags
+        if legacyPrimaryKey == name { flags.insert(.primaryKey) }
+        if legacyIndexed.contains(name) { flags.insert(.indexed) }
+        let codec = type(of: persisted).makeCodec()
+        let origin = codec.value(in: prototype._values[ordinal]) as? LinkingObjectsDescriptor
+        found.append(
+          Property(
+            name: name, columnName: mapping[name] ?? name, kind: type(of: persisted).valueKind, flags: flags,
+            ordinal: ordinal, codec: codec, origin: origin))
+      }
+      mirror = current.superclassMirror
+    }
+    properties = found
+    primaryKeyProperty = found.first { $0.isPrimary }
+    var byOrdinal = found
+    for property in found { byOrdinal[property.ordinal] = property }
+    self.byOrdinal = byOrdinal
+    var byName: [String: Property] = [:]
+    for property in found {
+      byName[property.name] = property
+      if byName[property.columnName] == nil { byName[property.columnName] = property }
+    }
+    self.byName = byName
+  }
+
+  /// The property with this Swift name (or stored name), if any.
+  public func property(named name: String) -> Property? { byName[name] }
+
+  /// Realm's spelling of ``property(named:)``.
+  public subscript(name: String) -> Property? { byName[name] }
+
+  @inline(__always) func property(ordinal: Int) -> Property { byOrdinal[ordinal] }
+
+  /// The stored name of the document's identity: `_id`.
+  var identityField: String { "_id" }
+
+  /// Whether the primary key is stored as `_id` (then the identity is the primary key).
+  var primaryKeyIsID: Bool { primaryKeyProperty?.columnName == "_id" }
+
+  /// The stored properties (all but `LinkingObjects`).
+  var storedProperties: [Property] { properties.filter { $0.shape.isStored } }
+
+  public var description: String {
+    var lines = ["\(className) {"]
+    for property in properties { lines.append("\t\(property.name) \(property.typeDescription)") }
+    lines.append("}")
+    return lines.joined(separator: "\n")
+  }
+
+  // MARK: The process-wide table
+
+  nonisolated(unsafe) private static var schemas: [ObjectIdentifier: ObjectSchema] = [:]
+  private static let lock = Lock()
+
+  /// The schema of a class, discovered on first use.
+  static func of(_ objectClass: ObjectBase.Type) -> ObjectSchema {
+    let key = ObjectIdentifier(objectClass)
+    if let schema = lock.withLock({ schemas[key] }) { return schema }
+    // Discovered outside the lock: constructing the prototype may discover other classes.
+    let schema = ObjectSchema(objectClass: objectClass)
+    return lock.withLock {
+      if let existing = schemas[key] { return existing }
+      schemas[key] = schema
+      return schema
+    }
+  }
+}
+
+/// The origin of a `LinkingObjects` property, read from its initial value at discovery.
+protocol LinkingObjectsDescriptor {
+  var originClass: ObjectBase.Type { get }
+  var originProperty: String { get }
+}
+
+/// One property of an object type.
+public final class Property: CustomStringConvertible, @unchecked Sendable {
+  /// The Swift name.
+  public let name: String
+  /// The stored field name (the Swift name unless `propertiesMapping()` maps it).
+  public let columnName: String
+  /// The type of the value, or of the elements of a collection.
+  public let type: PropertyType
+  /// Whether the value (or each element) may be nil.
+  public let isOptional: Bool
+  /// Whether the property is a `List`.
+  public let isArray: Bool
+  /// Whether the property is a `MutableSet`.
+  public let isSet: Bool
+  /// Whether the property is a `Map`.
+  public let isMap: Bool
+  /// Whether the property is the primary key.
+  public let isPrimary: Bool
+  /// Whether the property is indexed (primary keys are).
+  public let isIndexed: Bool
+  /// The linked or embedded type's name, for `.object` and `.linkingObjects` properties.
+  public let objectClassName: String?
+  /// For `LinkingObjects`: the property of ``objectClassName`` that links here.
+  public let linkOriginPropertyName: String?
+
+  let ordinal: Int
+  let codec: PropertyCodec
+  let shape: _ReefKind.Shape
+  /// The linked, embedded or origin class.
+  let objectClass: ObjectBase.Type?
+  /// For an integer property: its width in bits.
+  let bits: Int
+
+  init(
+    name: String, columnName: String, kind: _ReefKind, flags: PropertyFlags, ordinal: Int, codec: PropertyCodec,
+    origin: LinkingObjectsDescriptor?
+  ) {
+    self.name = name
+    self.columnName = columnName
+    self.shape = kind.shape
+    self.ordinal = ordinal
+    self.codec = codec
+    isPrimary = flags.contains(.primaryKey)
+    isIndexed = flags.contains(.indexed) || isPrimary
+    var element = kind.shape
+    var arrays = (list: false, set: false, map: false)
+    switch element {
+    case .list(let inner): (arrays.list, element) = (true, inner)
+    case .set(let inner): (arrays.set, element) = (true, inner)
+    case .map(let inner): (arrays.map, element) = (true, inner)
+    default: break
+    }
+    (isArray, isSet, isMap) = arrays
+    var optional = false
+    if case .optional(let inner) = element { (optional, element) = (true, inner) }
+    if case .enumeration(let raw) = element { element = raw }
+    isOptional = optional
+    var bits = 0
+    switch element {
+    case .scalar(let type, let width):
+      self.type = type
+      bits = width
+      objectClass = nil
+    case .object(let objectClass):
+      type = .object
+      self.objectClass = objectClass
+    case .linkingObjects(let objectClass):
+      type = .linkingObjects
+      self.objectClass = origin?.originClass ?? objectClass
+    default:
+      type = .any
+      objectClass = nil
+    }
+    self.bits = bits
+    objectClassName = objectClass?.className()
+    linkOriginPropertyName = origin?.originProperty
+  }
+
+  /// Whether the property links to top-level objects (a to-one link or a list or set of them).
+  var isLink: Bool { type == .object && !(objectClass is EmbeddedObject.Type) }
+  /// Whether the property holds embedded objects.
+  var isEmbedded: Bool { type == .object && objectClass is EmbeddedObject.Type }
+
+  /// The type as a model declares it: `String?`, `List<Dog>`, `LinkingObjects<User>`.
+  public var typeDescription: String {
+    let element: String
+    switch type {
+    case .object, .linkingObjects: element = objectClassName ?? "?"
+    case .int: element = bits == 64 || bits == 0 ? "Int" : "Int\(bits)"
+    case .objectId: element = "ObjectId"
+    case .uuid: element = "UUID"
+    case .decimal128: element = "Decimal128"
+    case .any: element = "AnyReefValue"
+    default: element = type.rawValue.prefix(1).uppercased() + type.rawValue.dropFirst()
+    }
+    let value = isOptional ? "\(element)?" : element
+    if type == .linkingObjects { return "LinkingObjects<\(element)>" }
+    if isArray { return "List<\(value)>" }
+    if isSet { return "MutableSet<\(value)>" }
+    if isMap { return "Map<String, \(value)>" }
+    return value
+  }
+
+  public var description: String { "\(name) (\(typeDescription))" }
+
+  /// A value given to `Object(value:)` or `create`, made fit for the property where it can be:
+  /// a dictionary or array for an embedded or linked object becomes the object.
+  func convert(_ value: Any) -> Any {
+    guard let objectClass, type == .object else { return value }
+    if isArray || isSet, let array = value as? [Any] {
+      return array.map { element -> Any in
+        if element is ObjectBase { return element }
+        let object = objectClass.init()
+        ObjectBase.populate(object, from: element)
+        return object
+      }
+    }
+    if value is [String: Any] || value is [Any] {
+      let object = objectClass.init()
+      ObjectBase.populate(object, from: value)
+      return object
+    }
+    return value
+  }
+}
+
+extension _ReefKind.Shape {
+  /// Whether the property is stored in the document (all but `LinkingObjects`).
+  var isStored: Bool {
+    if case .linkingObjects = self { return false }
+    return true
+  }
+}

@@ -1,0 +1,99 @@
+import ReefBSON
+import ReefStore
+
+// How objects are stored as values: a link as its target's primary key (or `_id`), an embedded
+// object as a subdocument.
+
+extension Object: _ReefOptionalWrappable, _ReefCollectionElement {
+  public static var _reefKind: _ReefKind { _ReefKind(.object(Self.self)) }
+  public static var _reefNilWhenUnreadable: Bool { true }
+
+  /// The linked object the stored key names; nil for a link to an object that is gone.
+  public static func _reefDecode(_ element: Document.Element?, _ context: _ReadContext) -> Self? {
+    guard let element, element.type != .null, let owner = context.owner else { return nil }
+    return owner.reef.linkedObject(Self.self, identity: element.value) as? Self
+  }
+
+  /// The primary key (or `_id`) of the linked object, which is added first when unmanaged.
+  public func _reefEncode(_ context: _WriteContext) throws(ReefError) -> BSON {
+    guard let reef = context.reef else {
+      throw ReefError(.wrongReef, "a link can only be written by a Reef", type: Self.className())
+    }
+    if let managed = _managed {
+      guard managed.reef.store === reef.store else {
+        throw ReefError(.wrongReef, "the linked object belongs to another Reef file", type: Self.className())
+      }
+      guard let document = managed.currentDocument() else {
+        throw ReefError(
+          .invalidated, "the linked object has been deleted", type: Self.className(), primaryKey: managed.id)
+      }
+      return reef.identity(of: managed.schema, document: document)
+    }
+    if let identity = reef.identityBeingAdded(self) { return identity }
+    return try reef.addObject(self, policy: context.policy)
+  }
+}
+
+extension EmbeddedObject: _ReefOptionalWrappable, _ReefCollectionElement {
+  public static var _reefKind: _ReefKind { _ReefKind(.object(Self.self)) }
+
+  /// The embedded object at the element's place in its parent.
+  public static func _reefDecode(_ element: Document.Element?, _ context: _ReadContext) -> Self? {
+    guard let element, element.type == .document, let owner = context.owner else { return nil }
+    let reef = owner.reef
+    let schema: ObjectSchema
+    do {
+      schema = try reef.register(Self.self)
+    } catch {
+      return nil
+    }
+    let object = reef.construct(Self.self)
+    object._managed = ManagedObject(
+      reef: reef, schema: schema, parent: owner, step: PathStep(field: context.field, index: context.index))
+    return unsafeDowncast(object, to: Self.self)
+  }
+
+  /// The subdocument of an unmanaged embedded object, which becomes managed at its place once
+  /// the change is stored.
+  /// - Throws: ``ReefError/Kind/embeddedObjectHasParent`` for an object that already has a
+  ///   parent.
+  public func _reefEncode(_ context: _WriteContext) throws(ReefError) -> BSON {
+    if let managed = _managed {
+      if managed.currentDocument() == nil {
+        throw ReefError(.invalidated, "the embedded object has been deleted", type: Self.className())
+      }
+      throw ReefError(
+        .embeddedObjectHasParent,
+        "an embedded object has exactly one parent: this \(Self.className()) is already embedded in \(managed.top.schema.className) with _id \(managed.id) at \(managed.pathDescription); assign a new object, or a copy (\(Self.className())(value: object))",
+        type: Self.className())
+    }
+    let document = try ObjectEncoding.document(of: self, schema: ObjectSchema.of(Self.self), id: nil, context)
+    context.attachments?.items.append((self, context.path))
+    return .document(document)
+  }
+}
+
+extension _ReefValue {
+  public static var _reefNilWhenUnreadable: Bool { false }
+}
+
+/// Encodes unmanaged objects as documents.
+enum ObjectEncoding {
+  /// The document of an unmanaged object: `_id` first when given, then each stored property in
+  /// declaration order.
+  static func document(of object: ObjectBase, schema: ObjectSchema, id: BSON?, _ context: _WriteContext)
+    throws(ReefError)
+    -> Document
+  {
+    precondition(object._managed == nil, "only unmanaged objects are encoded")
+    var builder = DocumentBuilder()
+    if let id { builder.append("_id", id) }
+    for property in schema.properties where property.shape.isStored {
+      if id != nil && property.columnName == "_id" { continue }
+      let value = try property.codec.encode(
+        box: object._values[property.ordinal], context.appending(property.columnName))
+      builder.append(property.columnName, value)
+    }
+    return builder.document
+  }
+}

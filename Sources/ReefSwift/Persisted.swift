@@ -1,0 +1,170 @@
+/// Declares a stored property of an `Object` or `EmbeddedObject`, as in Realm.
+///
+/// ```swift
+/// class Dog: Object {
+///     @Persisted(primaryKey: true) var _id: ObjectId
+///     @Persisted var name = ""
+///     @Persisted(indexed: true) var age = 0
+///     @Persisted var owner: Person?
+/// }
+/// ```
+/// A property with no initial value gets Realm's default: 0, false, "", empty data, the date
+/// 1970-01-01, a new `ObjectId` or `UUID`, nil, an empty collection. Properties not marked
+/// `@Persisted` are not stored. A to-one link or embedded object must be optional: `Dog` and
+/// `Address` are not ``_Persistable``, so `@Persisted var dog: Dog` does not compile.
+@propertyWrapper
+public struct Persisted<Value: _Persistable> {
+  /// The slot the initial value took on the thread's construction stack; the owning object
+  /// knows where its slots start (see `ObjectBase.init`).
+  let slot: Int
+  let flags: PropertyFlags
+
+  /// Only the enclosing-instance subscript is used: `@Persisted` works in classes derived from
+  /// `Object` and `EmbeddedObject`.
+  @available(*, unavailable, message: "@Persisted can only be used in a class derived from Object or EmbeddedObject")
+  public var wrappedValue: Value {
+    get { fatalError() }
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+    set { fatalError() }
+  }
+
+  /// A property whose initial value is Realm's default for its type.
+  public init() { self.init(value: nil, flags: []) }
+
+  /// A property with an initial value.
+  public init(wrappedValue value: Value) { self.init(value: value, flags: []) }
+
+  init(value: Value?, flags: PropertyFlags) {
+    let thread = ThreadState.current
+    slot = thread.stack.count
+    self.flags = flags
+    if thread.constructingManaged != nil {
+      thread.stack.append(ThreadState.placeholder)
+    } else {
+      thread.stack.append(Box(value ?? Value._reefDefault()))
+    }
+  }
+
+  /// The property's value, for the object that owns it.
+  public static subscript<EnclosingSelf: ObjectBase>(
+    _enclosingInstance object: EnclosingSelf,
+    wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
+    storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
+  ) -> Value {
+    get {
+      let ordinal = object[keyPath: storageKeyPath].slot &- object._slotBase
+      if let managed = object._managed {
+        return Value._reefGet(managed, managed.schema.property(ordinal: ordinal))
+      }
+      if let tracer = object._tracer { return tracer.trace(object, ordinal: ordinal, as: Value.self) }
+      return unsafeDowncast(object._values[ordinal], to: Box<Value>.self).value
+    }
+    set {
+      let ordinal = object[keyPath: storageKeyPath].slot &- object._slotBase
+      if let managed = object._managed {
+        Value._reefSet(managed, managed.schema.property(ordinal: ordinal), newValue)
+        return
+      }
+      unsafeDowncast(object._values[ordinal], to: Box<Value>.self).value = newValue
+    }
+  }
+}
+
+/// What `@Persisted(…)` said of a property.
+struct PropertyFlags: OptionSet {
+  let rawValue: UInt8
+  static let primaryKey = PropertyFlags(rawValue: 1)
+  static let indexed = PropertyFlags(rawValue: 2)
+}
+
+extension Persisted {
+  /// A property with Realm's default as initial value, made the primary key or indexed.
+  ///
+  /// A primary key is an `Int`, `String`, `ObjectId` or `UUID` (or their optionals), unique in
+  /// its type, indexed, and cannot change once the object is managed.
+  public init(primaryKey: Bool = false, indexed: Bool = false) {
+    self.init(value: nil, flags: Self.flags(primaryKey: primaryKey, indexed: indexed))
+  }
+
+  /// A property with an initial value, made the primary key or indexed.
+  public init(wrappedValue value: Value, primaryKey: Bool = false, indexed: Bool = false) {
+    self.init(value: value, flags: Self.flags(primaryKey: primaryKey, indexed: indexed))
+  }
+
+  private static func flags(primaryKey: Bool, indexed: Bool) -> PropertyFlags {
+    var flags: PropertyFlags = []
+    if primaryKey { flags.insert(.primaryKey) }
+    if indexed { flags.insert(.indexed) }
+    return flags
+  }
+}
+
+/// The type-erased view of a `@Persisted` property, for schema discovery.
+protocol PersistedProperty {
+  var slot: Int { get }
+  var flags: PropertyFlags { get }
+  static var valueKind: _ReefKind { get }
+  static func makeCodec() -> PropertyCodec
+}
+
+extension Persisted: PersistedProperty {
+  static var valueKind: _ReefKind { Value._reefKind }
+  static func makeCodec() -> PropertyCodec { TypedCodec<Value>() }
+}
+
+/// Reads and writes one property's values without knowing its type statically.
+class PropertyCodec {
+  /// The stored form of an unmanaged object's value (its side-table box).
+  func encode(box: AnyObject, _ context: _WriteContext) throws(ReefError) -> BSON { fatalError("abstract") }
+  /// Whether the stored element fits the property's type.
+  func fits(_ element: Document.Element?, _ context: _ReadContext) -> Bool { fatalError("abstract") }
+  /// The value read, boxed, for a managed object's value copied into an unmanaged one.
+  func box(reading element: Document.Element?, _ context: _ReadContext) -> AnyObject? { fatalError("abstract") }
+  /// A box holding Realm's default for the type.
+  func defaultBox() -> AnyObject { fatalError("abstract") }
+  /// The value in a box, as `Any` (dynamic access).
+  func value(in box: AnyObject) -> Any { fatalError("abstract") }
+  /// Sets a box's value from `Any` (dynamic access); false when the value does not fit.
+  func set(_ value: Any, in box: AnyObject) -> Bool { fatalError("abstract") }
+  /// Reads a managed object's property (dynamic access).
+  func get(_ owner: ManagedObject, _ property: Property) -> Any { fatalError("abstract") }
+  /// Writes a managed object's property (dynamic access); false when the value does not fit.
+  func set(_ owner: ManagedObject, _ property: Property, _ value: Any) -> Bool { fatalError("abstract") }
+}
+
+final class TypedCodec<Value: _Persistable>: PropertyCodec {
+  override func encode(box: AnyObject, _ context: _WriteContext) throws(ReefError) -> BSON {
+    try unsafeDowncast(box, to: Box<Value>.self).value._reefEncode(context)
+  }
+  override func fits(_ element: Document.Element?, _ context: _ReadContext) -> Bool {
+    Value._reefDecode(element, context) != nil
+  }
+  override func box(reading element: Document.Element?, _ context: _ReadContext) -> AnyObject? {
+    Value._reefDecode(element, context).map { Box($0) }
+  }
+  override func defaultBox() -> AnyObject { Box(Value._reefDefault()) }
+  override func value(in box: AnyObject) -> Any { unsafeDowncast(box, to: Box<Value>.self).value }
+  override func set(_ value: Any, in box: AnyObject) -> Bool {
+    guard let value = coerce(value) else { return false }
+    unsafeDowncast(box, to: Box<Value>.self).value = value
+    return true
+  }
+  override func get(_ owner: ManagedObject, _ property: Property) -> Any { Value._reefGet(owner, property) }
+  override func set(_ owner: ManagedObject, _ property: Property, _ value: Any) -> Bool {
+    guard let value = coerce(value) else { return false }
+    Value._reefSet(owner, property, value)
+    return true
+  }
+  /// `value` as a `Value`: itself, or a number of another width, or nil for nil.
+  private func coerce(_ value: Any) -> Value? {
+    if let value = value as? Value { return value }
+    if let make = Value.self as? any _ReefCoercible.Type { return make._reefCoerce(value) as? Value }
+    return nil
+  }
+}
+
+/// Types that take values of neighbouring types in dynamic access (`object["age"] = 3` for an
+/// `Int8` property, a dictionary for an embedded object).
+protocol _ReefCoercible {
+  static func _reefCoerce(_ value: Any) -> Any?
+}

@@ -1,0 +1,229 @@
+import ReefBSON
+import ReefStore
+
+/// What `add` and `create` do when an object with the same primary key exists.
+public enum UpdatePolicy: Int, Sendable {
+  /// Record ``ReefError/Kind/primaryKeyExists``: `write` throws it and rolls back.
+  case error = 1
+  /// Replace every property. Embedded objects are replaced: their old accessors are
+  /// invalidated.
+  case all = 2
+  /// Write the properties that changed. Embedded objects are updated in place: their accessors
+  /// stay valid.
+  case modified = 3
+}
+
+extension Reef {
+  /// Adds an unmanaged object, and the unmanaged objects it links to, in the write transaction.
+  /// The object becomes managed: live, reading and writing the file.
+  ///
+  /// Called without `try`: a broken rule (a duplicate primary key with `.error`, an embedded
+  /// object that already has a parent, an object of another file) is recorded and `write`
+  /// throws it. Adding a managed object of this `Reef` does nothing.
+  public func add(_ object: Object, update: UpdatePolicy = .error) {
+    requireWriteTransaction()
+    do {
+      _ = try addObject(object, policy: update)
+    } catch {
+      record(error)
+    }
+  }
+
+  /// Adds each object of a sequence (see ``add(_:update:)``).
+  public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) where S.Element: Object {
+    for object in objects { add(object, update: update) }
+  }
+
+  /// Adds an object and returns its identity (the primary key, or the `_id`).
+  func addObject(_ object: ObjectBase, policy: UpdatePolicy) throws(ReefError) -> BSON {
+    let objectClass = type(of: object)
+    if let managed = object._managed {
+      guard managed.reef.store === store else {
+        throw ReefError(.wrongReef, "the object belongs to another Reef file", type: objectClass.className())
+      }
+      guard let document = managed.currentDocument() else {
+        throw ReefError(
+          .invalidated, "the object has been deleted", type: objectClass.className(), primaryKey: managed.id)
+      }
+      return identity(of: managed.schema, document: document)
+    }
+    if object is EmbeddedObject {
+      throw ReefError(
+        .embeddedObjectAdded,
+        "an embedded object cannot be added to a Reef directly: assign it to a property of its parent",
+        type: objectClass.className())
+    }
+    let schema = try register(objectClass)
+    let transaction = try storeCall { () throws(StoreError) in try self.transaction() }
+    let attachments = Attachments()
+    let context = writeContext(path: [], attachments: attachments, policy: policy)
+    var id: BSON = .objectId(ObjectId())
+    var identity = id
+    if let key = schema.primaryKeyProperty {
+      identity = try key.codec.encode(box: object._values[key.ordinal], context)
+      if schema.primaryKeyIsID { id = identity }
+    }
+    var existing: Document?
+    if policy != .error, schema.primaryKeyProperty != nil {
+      existing = try storeCall(type: schema.className) { () throws(StoreError) in
+        try self.document(of: schema, identity: identity)
+      }
+      if let existingID = existing?["_id"] { id = existingID }
+    }
+    beginAdding(object, identity: identity)
+    defer { endAdding(object) }
+    let document = try ObjectEncoding.document(of: object, schema: schema, id: id, context)
+    let collection = transaction.collection(schema.className)
+    do throws(StoreError) {
+      if existing != nil {
+        if policy == .all {
+          for property in schema.properties where property.isEmbedded {
+            bumpEpoch("\(schema.className)\u{0}\(id)\u{0}\(property.columnName)")
+          }
+        }
+        try collection.replaceDocument(forID: id, with: document)
+      } else {
+        try collection.insert(document)
+      }
+    } catch {
+      if error.kind == .duplicateKey {
+        throw ReefError(
+          .primaryKeyExists,
+          "an object of type \(schema.className) with primary key \(identity) exists already; add it with update: .modified or .all to change it",
+          type: schema.className, property: schema.primaryKeyProperty?.name, primaryKey: identity, storeError: error)
+      }
+      throw ReefError(error, type: schema.className)
+    }
+    noteChange()
+    let state = ManagedObject(reef: self, schema: schema, id: id, document: document)
+    for property in schema.properties {
+      if let collection = property.codec.value(in: object._values[property.ordinal]) as? ManagedCollection {
+        collection.attach(to: state, property: property)
+        state.accessors[property.ordinal] = collection as AnyObject
+      }
+    }
+    object._managed = state
+    object._values = []
+    attachments.attach(to: state)
+    return identity
+  }
+
+  /// Creates an object from a dictionary of property values, an array in property order, or
+  /// an object (a managed object's embedded objects are copied), adds it and returns it.
+  ///
+  /// With `.modified` or `.all`, when an object with the given primary key exists, the
+  /// properties in a dictionary are set on it (the others are left as they are) and it is
+  /// returned.
+  @discardableResult
+  public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) -> T {
+    requireWriteTransaction()
+    let schema: ObjectSchema
+    do {
+      schema = try register(type)
+    } catch {
+      record(error)
+      return T()
+    }
+    if update != .error, let key = schema.primaryKeyProperty, let dictionary = value as? [String: Any],
+      let keyValue = dictionary[key.name] ?? dictionary[key.columnName],
+      let existing = object(ofType: type, forPrimaryKey: keyValue)
+    {
+      for (name, value) in dictionary where schema.property(named: name)?.isPrimary == false {
+        existing[name] = schema.property(named: name)!.convert(value)
+      }
+      return existing
+    }
+    let object = T()
+    ObjectBase.populate(object, from: value)
+    add(object, update: update)
+    return object
+  }
+
+  /// Deletes a managed object. A top-level object's links from other objects are removed in
+  /// the same transaction (to-one links become nil, lists lose it); its embedded objects go
+  /// with it. An embedded object is removed from its parent.
+  public func delete(_ object: ObjectBase) {
+    requireWriteTransaction()
+    guard let managed = object._managed, managed.reef.store === store else {
+      record(
+        ReefError(
+          .wrongReef, "only managed objects of this Reef can be deleted", type: type(of: object).className()))
+      return
+    }
+    guard let document = managed.currentDocument() else {
+      record(ReefError(.invalidated, "the object has been deleted already", type: managed.schema.className))
+      return
+    }
+    if let parent = managed.parent {
+      bumpEpoch(managed.epochKey)
+      parent.removeChild(managed.step)
+      return
+    }
+    do throws(StoreError) {
+      let transaction = try self.transaction()
+      try transaction.collection(managed.schema.className).deleteDocument(forID: managed.id)
+      try removeLinks(to: managed.schema, identity: identity(of: managed.schema, document: document), in: transaction)
+    } catch {
+      record(error, type: managed.schema.className)
+    }
+    managed.invalidate()
+    noteChange()
+  }
+
+  /// Deletes each object of a sequence (see ``delete(_:)``).
+  public func delete<S: Sequence>(_ objects: S) where S.Element: ObjectBase {
+    for object in Array(objects) { delete(object) }
+  }
+
+  /// Deletes every object of a ``Results``.
+  public func delete<Element: Object>(_ results: Results<Element>) {
+    for object in Array(results) { delete(object) }
+  }
+
+  /// Deletes every object of every type this file holds.
+  public func deleteAll() {
+    requireWriteTransaction()
+    do throws(StoreError) {
+      let transaction = try self.transaction()
+      var names = Set(registeredSchemas.filter { !$0.isEmbedded }.map(\.className))
+      for (name, _) in try transaction.jsonSchemas() { names.insert(name) }
+      for name in names.sorted() { try transaction.collection(name).deleteMany([:]) }
+    } catch {
+      record(error)
+    }
+    noteChange()
+  }
+
+  /// Removes the links to a deleted object from the types this `Reef` knows that link to its
+  /// type: a to-one link becomes null, a list or set loses the key.
+  private func removeLinks(to schema: ObjectSchema, identity: BSON, in transaction: Transaction) throws(StoreError) {
+    for origin in registeredSchemas where !origin.isEmbedded {
+      for property in origin.properties where property.isLink && property.objectClass == schema.objectClass {
+        let collection = transaction.collection(origin.className)
+        if property.isArray || property.isSet {
+          try collection.updateMany([property.columnName: identity], ["$pull": [property.columnName: identity]])
+        } else {
+          try collection.updateMany([property.columnName: identity], ["$set": [property.columnName: .null]])
+        }
+      }
+    }
+  }
+}
+
+extension ManagedObject {
+  /// Removes the embedded object at `step`: sets the field to null, or removes the element.
+  func removeChild(_ step: PathStep) {
+    var document = liveDocument()
+    if let index = step.index {
+      guard let element = document.element(forKey: step.field), let array = element.document else { return }
+      var values = Array(array).map(\.value)
+      guard index < values.count else { return }
+      values.remove(at: index)
+      reef.bumpEpoch(epochKey + "\u{0}" + step.field)
+      document.set(.array(BSONArray(values)), forKey: step.field)
+    } else {
+      document.set(.null, forKey: step.field)
+    }
+    store(document)
+  }
+}

@@ -1,0 +1,410 @@
+import ReefBSON
+import ReefQuery
+import ReefStore
+
+/// A Reef file opened on one thread: Realm's `Realm`.
+///
+/// ```swift
+/// let reef = try Reef()
+/// try reef.write {
+///     reef.add(Contact(name: "Nick Riviera", address: address))
+/// }
+/// let contacts = reef.objects(Contact.self).filter("address.city = %@", "Los Angeles")
+/// ```
+/// A `Reef` and its live objects belong to the thread that opened it; they are not `Sendable`.
+/// It reads one snapshot of the file until it writes or ``refresh()``es.
+public final class Reef {
+  /// The configuration it was opened with.
+  public let configuration: Configuration
+  /// The document store under this `Reef`: its objects' collections as raw BSON documents
+  /// (each type's collection is named after it), for queries, imports and exports that go
+  /// around the object layer. Open a file once per process: use this rather than a second
+  /// `Store(path:)` of the same file.
+  public let store: Store
+  let thread = ThreadID.current
+  /// Moves on with every change this `Reef` makes or sees: managed objects read their
+  /// document again when it has moved.
+  private(set) var version = 0
+  private var readTransaction: Transaction?
+  private var writeTransaction: Transaction?
+  /// The first rule broken inside the current write transaction: `write` throws it.
+  private var pendingError: ReefError?
+  /// The epoch of each place of an embedded object that has been overwritten.
+  private var epochs: [String: Int] = [:]
+  /// The types checked and set up in the file, by class.
+  private var types: [ObjectIdentifier: ObjectSchema] = [:]
+  /// Objects being added, by instance, with their identity (links to them in a cycle).
+  private var adding: [ObjectIdentifier: BSON] = [:]
+  /// Types whose indexes and stored schema are still to be written (used before a write).
+  private var pendingSetUp: [ObjectSchema] = []
+  /// For an in-memory `Reef`: deletes the file when the last handle of its identifier goes.
+  private let memoryFile: MemoryFile?
+
+  /// Opens the default configuration's file (`default.reef` in the working directory).
+  public convenience init() throws { try self.init(configuration: .defaultConfiguration) }
+
+  /// Opens a file.
+  public convenience init(fileURL: URL) throws {
+    var configuration = Configuration.defaultConfiguration
+    configuration.fileURL = fileURL
+    try self.init(configuration: configuration)
+  }
+
+  /// Opens the file a configuration names, checks the schema of its ``Configuration/objectTypes``
+  /// and sets up their collections and indexes.
+  /// - Throws: ``ReefError`` of kind ``ReefError/Kind/schema`` naming each rule a model breaks
+  ///   (type and property); ``ReefError/Kind/store`` when the file cannot be opened.
+  public init(configuration: Configuration) throws {
+    self.configuration = configuration
+    store = try StoreTable.store(
+      path: configuration.path, readOnly: configuration.readOnly && configuration.inMemoryIdentifier == nil,
+      durability: configuration.inMemoryIdentifier == nil ? configuration.durability : .normal)
+    memoryFile = configuration.inMemoryIdentifier == nil ? nil : MemoryFile.shared(path: configuration.path)
+    if let objectTypes = configuration.objectTypes {
+      try SchemaCheck.check(objectTypes.map(ObjectSchema.of))
+      for objectClass in objectTypes { try register(objectClass) }
+    }
+    try migrateIfNeeded()
+  }
+
+  deinit {
+    writeTransaction?.rollback()
+    readTransaction?.end()
+  }
+
+  // MARK: Threads and transactions
+
+  /// Stops with a clear message when used from a thread other than its own.
+  @inline(__always) func checkThread() {
+    precondition(
+      ThreadID.current == thread,
+      "Reef accessed from incorrect thread: a Reef and its live objects belong to the thread that opened it")
+  }
+
+  /// The transaction reads go through: the write transaction, or this `Reef`'s snapshot.
+  func transaction() throws(StoreError) -> Transaction {
+    if let writeTransaction { return writeTransaction }
+    if let readTransaction { return readTransaction }
+    let transaction = try store.beginRead()
+    readTransaction = transaction
+    return transaction
+  }
+
+  /// Whether a write transaction is open.
+  public var isInWriteTransaction: Bool { writeTransaction != nil }
+
+  /// Stops with Realm's message when a managed object is changed outside a write transaction.
+  func requireWriteTransaction() {
+    checkThread()
+    precondition(
+      writeTransaction != nil,
+      "Attempting to modify object outside of a write transaction - call beginWrite on a Reef instance first.")
+  }
+
+  /// Begins a write transaction: it waits for other writers, then sees the file's latest state.
+  /// - Throws: ``ReefError/Kind/transaction`` when one is already open; the store's error.
+  public func beginWrite() throws {
+    checkThread()
+    if configuration.readOnly {
+      throw ReefError(
+        .transaction, "this Reef was opened read-only (Configuration.readOnly)",
+        storeError: StoreError(.readOnly, "read-only"))
+    }
+    guard writeTransaction == nil else {
+      throw ReefError(.transaction, "a write transaction is already open on this Reef")
+    }
+    readTransaction?.end()
+    readTransaction = nil
+    writeTransaction = try storeCall { () throws(StoreError) in try store.beginWrite() }
+    pendingError = nil
+    version += 1
+  }
+
+  /// Commits the write transaction.
+  /// - Throws: the first rule an `add`, `create`, `delete` or property change broke in the
+  ///   transaction (it is then rolled back: nothing of it is kept); the store's error.
+  public func commitWrite() throws {
+    checkThread()
+    guard let transaction = writeTransaction else {
+      throw ReefError(.transaction, "commitWrite without a write transaction (call beginWrite first)")
+    }
+    if let pendingError {
+      cancelWrite()
+      throw pendingError
+    }
+    do {
+      try flushSetUp()
+    } catch {
+      cancelWrite()
+      throw error
+    }
+    do {
+      try transaction.commit()
+    } catch {
+      writeTransaction = nil
+      transaction.rollback()
+      version += 1
+      throw ReefError(error)
+    }
+    writeTransaction = nil
+    version += 1
+  }
+
+  /// Rolls the write transaction back: nothing it wrote is kept, and objects it added are
+  /// invalidated.
+  public func cancelWrite() {
+    checkThread()
+    writeTransaction?.rollback()
+    writeTransaction = nil
+    pendingError = nil
+    adding = [:]
+    pendingSetUp = []
+    epochs = [:]
+    version += 1
+  }
+
+  /// Runs `block` in a write transaction and commits it; returns what `block` returns.
+  ///
+  /// As in Realm, `add`, `create` and `delete` are called without `try` in the block: a rule
+  /// they break (a duplicate primary key, a second parent for an embedded object…) is
+  /// recorded, and `write` throws it at the end, rolling the whole transaction back.
+  /// - Throws: what `block` throws, a recorded rule, or the store's error; nothing of the
+  ///   transaction is kept then.
+  @discardableResult
+  public func write<Result>(_ block: () throws -> Result) throws -> Result {
+    try beginWrite()
+    let result: Result
+    do {
+      result = try block()
+    } catch {
+      if isInWriteTransaction { cancelWrite() }
+      throw error
+    }
+    if isInWriteTransaction { try commitWrite() }
+    return result
+  }
+
+  /// Reads the file's latest state: managed objects and results show it from now on. Returns
+  /// whether it did anything (not inside a write transaction, where the state is the latest).
+  @discardableResult
+  public func refresh() -> Bool {
+    checkThread()
+    guard writeTransaction == nil else { return false }
+    readTransaction?.end()
+    readTransaction = nil
+    version += 1
+    return true
+  }
+
+  /// Records a broken rule: the write transaction will throw it and roll back.
+  func record(_ error: ReefError) {
+    if pendingError == nil { pendingError = error }
+  }
+
+  /// Records an error thrown by the store inside a write.
+  func record(_ error: StoreError, type typeName: String? = nil) {
+    record(ReefError(error, type: typeName))
+  }
+
+  // MARK: Epochs of embedded places
+
+  func epoch(_ key: String) -> Int { epochs[key] ?? 0 }
+  func bumpEpoch(_ key: String) {
+    epochs[key, default: 0] += 1
+    version += 1
+  }
+
+  // MARK: Types
+
+  /// Checks a type (and the types it reaches) and remembers it; its indexes and stored schema
+  /// are written with the next write.
+  @discardableResult
+  func register(_ objectClass: ObjectBase.Type) throws(ReefError) -> ObjectSchema {
+    let key = ObjectIdentifier(objectClass)
+    if let schema = types[key] { return schema }
+    let schema = ObjectSchema.of(objectClass)
+    let reached = SchemaCheck.reachable(from: schema)
+    try SchemaCheck.check(reached)
+    for other in reached where types[ObjectIdentifier(other.objectClass)] == nil {
+      types[ObjectIdentifier(other.objectClass)] = other
+      if !other.isEmbedded { pendingSetUp.append(other) }
+    }
+    if writeTransaction != nil {
+      try flushSetUp()
+    } else if !configuration.readOnly, !pendingSetUp.isEmpty, (try? needsSetUp()) == true {
+      try storeCall { () throws(StoreError) in
+        let transaction = try store.beginWrite()
+        do throws(StoreError) {
+          try setUp(in: transaction)
+          try transaction.commit()
+        } catch {
+          transaction.rollback()
+          throw error
+        }
+      }
+      refresh()
+    }
+    return schema
+  }
+
+  /// The types this `Reef` has registered.
+  var registeredSchemas: [ObjectSchema] { Array(types.values) }
+
+  /// The schema of a registered type, by name.
+  func schema(named name: String) -> ObjectSchema? { types.values.first { $0.className == name } }
+
+  private func needsSetUp() throws(StoreError) -> Bool {
+    let transaction = try transaction()
+    for schema in pendingSetUp
+    where try transaction.jsonSchema(forCollection: schema.className) != ObjectJSONSchema.document(for: schema) {
+      return true
+    }
+    pendingSetUp = []
+    return false
+  }
+
+  private func flushSetUp() throws(ReefError) {
+    guard let writeTransaction, !pendingSetUp.isEmpty else { return }
+    try storeCall { () throws(StoreError) in try setUp(in: writeTransaction) }
+  }
+
+  /// Writes the indexes and the stored schema of the types waiting for it.
+  private func setUp(in transaction: Transaction) throws(StoreError) {
+    let waiting = pendingSetUp
+    pendingSetUp = []
+    for schema in waiting {
+      let collection = transaction.collection(schema.className)
+      let existing = Set(
+        try collection.listIndexes().compactMap {
+          $0["name"].flatMap { if case .string(let s) = $0 { s } else { nil } }
+        })
+      for index in IndexPlan.indexes(of: schema) where !existing.contains(index.name) {
+        try collection.createIndex(index.keys, name: index.name, unique: index.unique)
+      }
+      let stored = ObjectJSONSchema.document(for: schema)
+      if try transaction.jsonSchema(forCollection: schema.className) != stored {
+        try transaction.setJSONSchema(stored, forCollection: schema.className)
+      }
+    }
+  }
+
+  // MARK: Reading objects
+
+  /// Constructs a Swift object to be made managed: its property initializers run (as for any
+  /// object), but their values are not kept.
+  func construct(_ objectClass: ObjectBase.Type) -> ObjectBase {
+    let thread = ThreadState.current
+    let saved = thread.constructingManaged
+    thread.constructingManaged = ObjectIdentifier(objectClass)
+    defer { thread.constructingManaged = saved }
+    return objectClass.init()
+  }
+
+  /// A managed object for a stored document of a top-level type.
+  func object<T: ObjectBase>(_ type: T.Type, schema: ObjectSchema, document: Document) -> T {
+    let object = construct(type)
+    object._managed = ManagedObject(reef: self, schema: schema, id: document["_id"] ?? .null, document: document)
+    return unsafeDowncast(object, to: T.self)
+  }
+
+  /// The identity links store for an object of `schema` whose document is `document`: its
+  /// primary key, or its `_id`.
+  func identity(of schema: ObjectSchema, document: Document) -> BSON {
+    if let key = schema.primaryKeyProperty, !schema.primaryKeyIsID { return document[key.columnName] ?? .null }
+    return document["_id"] ?? .null
+  }
+
+  /// The stored document of the object of `schema` a link value names, if it exists.
+  func document(of schema: ObjectSchema, identity: BSON) throws(StoreError) -> Document? {
+    let collection = try transaction().collection(schema.className)
+    if let key = schema.primaryKeyProperty, !schema.primaryKeyIsID {
+      return try collection.findOne([key.columnName: identity])
+    }
+    return try collection.document(forID: identity)
+  }
+
+  /// The managed object a link value names, or nil for a dangling link.
+  func linkedObject(_ objectClass: ObjectBase.Type, identity: BSON) -> ObjectBase? {
+    guard let schema = try? register(objectClass), let document = try? document(of: schema, identity: identity) else {
+      return nil
+    }
+    return object(objectClass, schema: schema, document: document)
+  }
+
+  /// All objects of a type: a live, lazy ``Results``.
+  public func objects<Element: Object>(_ type: Element.Type) -> Results<Element> {
+    checkThread()
+    let schema: ObjectSchema
+    do {
+      schema = try register(type)
+    } catch {
+      preconditionFailure("\(error)")
+    }
+    return Results(reef: self, schema: schema)
+  }
+
+  /// The object of a type with a primary key, or nil.
+  ///
+  /// `key` is the primary key's value (`Int`, `String`, `ObjectId`, `UUID`, or an optional).
+  public func object<Element: Object, KeyType>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
+    checkThread()
+    let schema: ObjectSchema
+    do {
+      schema = try register(type)
+    } catch {
+      preconditionFailure("\(error)")
+    }
+    precondition(schema.primaryKeyProperty != nil, "\(schema.className) has no primary key")
+    guard let identity = BSONArgument.bson(key), identity != .null || schema.primaryKeyProperty!.isOptional,
+      let document = try? document(of: schema, identity: identity)
+    else { return nil }
+    return object(type, schema: schema, document: document)
+  }
+
+  // MARK: Writing documents
+
+  /// The context values are encoded in for a change.
+  func writeContext(
+    path: [PathStep], attachments: Attachments? = nil, policy: UpdatePolicy = .error
+  ) -> _WriteContext {
+    _WriteContext(reef: self, attachments: attachments, path: path, policy: policy)
+  }
+
+  /// Replaces a stored document (a managed object's change).
+  func replaceDocument(_ schema: ObjectSchema, id: BSON, with document: Document) {
+    guard let writeTransaction else { return }
+    do {
+      try writeTransaction.collection(schema.className).replaceDocument(forID: id, with: document)
+    } catch {
+      if error.kind == .duplicateKey {
+        record(ReefError(.primaryKeyExists, error.message, type: schema.className, primaryKey: id, storeError: error))
+      } else {
+        record(error, type: schema.className)
+      }
+    }
+    version += 1
+  }
+
+  /// Notes that this `Reef` changed the file (managed objects read again).
+  func noteChange() { version += 1 }
+
+  /// Objects being added in the current change, with their identities.
+  func identityBeingAdded(_ object: ObjectBase) -> BSON? { adding[ObjectIdentifier(object)] }
+  func beginAdding(_ object: ObjectBase, identity: BSON) { adding[ObjectIdentifier(object)] = identity }
+  func endAdding(_ object: ObjectBase) { adding[ObjectIdentifier(object)] = nil }
+
+  /// Writes a copy of the file, as of this `Reef`'s latest commit, to `fileURL` (which must not
+  /// exist); open it with a configuration of its own.
+  /// - Throws: ``ReefError/Kind/store`` when the file exists or cannot be written.
+  public func writeCopy(toFile fileURL: URL) throws {
+    checkThread()
+    try storeCall { () throws(StoreError) in try store.writeCopy(to: fileURL.path) }
+  }
+
+  /// Deletes every file of a configuration's store (the store must not be open).
+  /// - Returns: whether a file existed.
+  @discardableResult
+  public static func deleteFiles(for configuration: Configuration) throws -> Bool {
+    try Store.deleteFiles(at: configuration.path)
+  }
+}

@@ -1,0 +1,277 @@
+import ReefBSON
+import ReefQuery
+import ReefStore
+
+/// A live, lazy query over one object type: Realm's `Results`.
+///
+/// ```swift
+/// let contacts = reef.objects(Contact.self)
+///     .filter("address.city = %@", "Los Angeles")
+///     .sorted(byKeyPath: "address.street")
+/// for contact in contacts { print(contact.name) }
+/// ```
+/// Nothing runs until the results are read; each read shows the `Reef`'s current state. The
+/// query runs in the store over the stored bytes, with an index where the planner finds one.
+/// Iterating streams the matches; ``count`` counts without making objects.
+public struct Results<Element: Object>: RandomAccessCollection, CustomStringConvertible {
+  let reef: Reef
+  let schema: ObjectSchema
+  let conditions: [QueryNode]
+  let sortKeys: [SortKey]
+  /// Stored paths whose combination of values each object must have first (``distinct(by:)``).
+  let distinctPaths: [String]
+  private let snapshot = Snapshot()
+
+  /// The matching documents' `_id`s in order, kept for one version of the `Reef`.
+  final class Snapshot {
+    var version = -1
+    var ids: [BSON] = []
+  }
+
+  init(
+    reef: Reef, schema: ObjectSchema, conditions: [QueryNode] = [], sortKeys: [SortKey] = [],
+    distinctPaths: [String] = []
+  ) {
+    self.reef = reef
+    self.schema = schema
+    self.conditions = conditions
+    self.sortKeys = sortKeys
+    self.distinctPaths = distinctPaths
+  }
+
+  /// The same results with other conditions, sort or distinct paths.
+  func with(conditions: [QueryNode]? = nil, sortKeys: [SortKey]? = nil, distinctPaths: [String]? = nil) -> Results {
+    Results(
+      reef: reef, schema: schema, conditions: conditions ?? self.conditions, sortKeys: sortKeys ?? self.sortKeys,
+      distinctPaths: distinctPaths ?? self.distinctPaths)
+  }
+
+  /// The query the store runs.
+  var query: Query {
+    get throws(QueryError) {
+      switch conditions.count {
+      case 0: try Query(.constant(true))
+      case 1: try Query(conditions[0])
+      default: try Query(.and(conditions))
+      }
+    }
+  }
+
+  /// Runs the query in the store.
+  private func cursor(sorted: Bool = true) -> Cursor {
+    reef.checkThread()
+    do {
+      let query = try ReefQuery.Query(LinkPaths.resolve(self.query.node, schema: schema, reef: reef))
+      let sort = sorted && !sortKeys.isEmpty && !sortsThroughLinks ? SortSpecification(sortKeys) : nil
+      return try reef.transaction().collection(schema.className).find(query, options: FindOptions(sort: sort))
+    } catch let error as StoreError {
+      preconditionFailure("the query on \(schema.className) failed: \(error)")
+    } catch {
+      preconditionFailure("the query on \(schema.className) cannot be compiled: \(error)")
+    }
+  }
+
+  /// Whether a sort key goes through a to-one link (the store cannot sort by another
+  /// collection's fields: such results are sorted here).
+  private var sortsThroughLinks: Bool { sortKeys.contains { LinkPaths.sortValue(of: $0.path, schema: schema) != nil } }
+
+  /// The matching documents in the results' order, the first of each distinct combination.
+  private func documents() -> AnyIterator<Document> {
+    let sorted = sortedDocuments()
+    guard !distinctPaths.isEmpty else { return sorted }
+    var seen = Set<[BSON]>()
+    return AnyIterator {
+      while let document = sorted.next() {
+        if seen.insert(distinctPaths.map { document[$0] ?? .null }).inserted { return document }
+      }
+      return nil
+    }
+  }
+
+  private func sortedDocuments() -> AnyIterator<Document> {
+    let cursor = cursor()
+    guard sortsThroughLinks else { return AnyIterator { try? cursor.next() } }
+    var keyed: [([BSON], Document)] = []
+    while let document = try? cursor.next() {
+      let keys = sortKeys.map { key in
+        LinkPaths.sortValue(of: key.path, schema: schema)?(document, reef) ?? document[key.path.description] ?? .null
+      }
+      keyed.append((keys, document))
+    }
+    keyed.sort { a, b in
+      for (index, key) in sortKeys.enumerated() {
+        let order = compareBSON(a.0[index], b.0[index])
+        if order != 0 { return key.ascending ? order < 0 : order > 0 }
+      }
+      return false
+    }
+    return AnyIterator(keyed.map(\.1).makeIterator())
+  }
+
+  private func ids() -> [BSON] {
+    if snapshot.version == reef.version { return snapshot.ids }
+    let ids = documents().map { $0["_id"] ?? .null }
+    snapshot.ids = ids
+    snapshot.version = reef.version
+    return ids
+  }
+
+  // MARK: Collection
+
+  public var startIndex: Int { 0 }
+  public var endIndex: Int { count }
+
+  /// How many objects match, counted in the store.
+  public var count: Int {
+    if snapshot.version == reef.version { return snapshot.ids.count }
+    reef.checkThread()
+    if distinctPaths.isEmpty, let count = try? cursor(sorted: false).count() { return count }
+    return ids().count
+  }
+
+  /// The object at `position` in the results' order.
+  public subscript(position: Int) -> Element {
+    let id = ids()[position]
+    guard let document = try? reef.transaction().collection(schema.className).document(forID: id) else {
+      preconditionFailure("the object at \(position) of the results is gone")
+    }
+    return reef.object(Element.self, schema: schema, document: document)
+  }
+
+  /// An iterator that streams the matches from the store.
+  public struct Iterator: IteratorProtocol {
+    let results: Results
+    let documents: AnyIterator<Document>
+    public mutating func next() -> Element? {
+      guard let document = documents.next() else { return nil }
+      return results.reef.object(Element.self, schema: results.schema, document: document)
+    }
+  }
+
+  /// Streams the matching objects.
+  public func makeIterator() -> Iterator { Iterator(results: self, documents: documents()) }
+
+  /// The first object, or nil.
+  public var first: Element? {
+    var iterator = makeIterator()
+    return iterator.next()
+  }
+
+  /// The last object, or nil.
+  public var last: Element? { isEmpty ? nil : self[count - 1] }
+
+  /// Whether no object matches.
+  public var isEmpty: Bool { first == nil }
+
+  // MARK: Refining
+
+  /// The results that also match a predicate in Realm's language (`"address.city == %@"`,
+  /// `"age > $0"`, `"ANY dogs.name BEGINSWITH[c] 'f'"`), with its arguments: `String`,
+  /// numbers, `Bool`, `Date`, `Data`, `ObjectId`, `UUID`, `Decimal128`, objects (their
+  /// primary keys), arrays of these, nil.
+  ///
+  /// An invalid predicate is a precondition failure naming the column; use
+  /// ``filter(validating:_:)`` to get it as an error.
+  public func filter(_ predicateFormat: String, _ args: Any...) -> Results { filter(predicateFormat, args) }
+
+  func filter(_ predicateFormat: String, _ args: [Any]) -> Results {
+    do {
+      return try filter(validating: predicateFormat, args)
+    } catch {
+      preconditionFailure("\(error)")
+    }
+  }
+
+  /// ``filter(_:_:)`` that throws for an invalid predicate instead of stopping.
+  /// - Throws: ``ReefError/Kind/invalidQuery`` with the query module's message (and column).
+  public func filter(validating predicateFormat: String, _ args: [Any]) throws(ReefError) -> Results {
+    let arguments = args.map { BSONArgument.bson($0) ?? .null }
+    let query: Query
+    do {
+      query = try Query(predicate: predicateFormat, arguments: arguments)
+    } catch {
+      throw ReefError(.invalidQuery, "\(error)", type: schema.className)
+    }
+    var results = with(conditions: conditions + [FieldMapping(schema).map(query.node)])
+    if !query.sort.isEmpty { results = results.sorted(by: query.sort) }
+    return results
+  }
+
+  /// The results that also match a MongoDB filter document (`["address.city": "Los Angeles"]`).
+  public func filter(document filter: Document) -> Results {
+    do {
+      let node = try Query(filter: filter).node
+      return with(conditions: conditions + [FieldMapping(schema).map(node)])
+    } catch {
+      preconditionFailure("\(error)")
+    }
+  }
+
+  /// The results sorted by a property (dotted paths go through embedded objects).
+  public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results {
+    sorted(by: [SortKey(FieldMapping(schema).map(FieldPath(keyPath)), ascending: ascending)])
+  }
+
+  /// The results sorted by several properties, the first deciding first.
+  public func sorted<S: Sequence>(by keyPaths: S) -> Results where S.Element == SortDescriptor {
+    sorted(by: keyPaths.map { SortKey(FieldMapping(schema).map(FieldPath($0.keyPath)), ascending: $0.ascending) })
+  }
+
+  private func sorted(by keys: [SortKey]) -> Results { with(sortKeys: keys) }
+
+  // MARK: Aggregates
+
+  private func values(of property: String) -> [BSON] {
+    let path = FieldMapping(schema).map(FieldPath(property)).description
+    var values: [BSON] = []
+    let cursor = cursor(sorted: false)
+    while let document = try? cursor.next() {
+      if let value = document[path], value != .null { values.append(value) }
+    }
+    return values
+  }
+
+  /// The smallest value of a property among the results, or nil when there is none.
+  public func min<T: _ReefScalar>(ofProperty property: String) -> T? {
+    values(of: property).min { compareBSON($0, $1) < 0 }.flatMap { BSONArgument.value($0, as: T.self) }
+  }
+
+  /// The largest value of a property among the results, or nil when there is none.
+  public func max<T: _ReefScalar>(ofProperty property: String) -> T? {
+    values(of: property).max { compareBSON($0, $1) < 0 }.flatMap { BSONArgument.value($0, as: T.self) }
+  }
+
+  /// The sum of a numeric property over the results.
+  public func sum<T: _ReefScalar & AdditiveArithmetic>(ofProperty property: String) -> T {
+    values(of: property).compactMap { BSONArgument.value($0, as: T.self) }.reduce(.zero, +)
+  }
+
+  /// The average of a numeric property over the results, or nil when there is none.
+  public func average<T: BinaryFloatingPoint>(ofProperty property: String) -> T? {
+    let numbers = values(of: property).compactMap { BSONArgument.double($0) }
+    return numbers.isEmpty ? nil : T(numbers.reduce(0, +) / Double(numbers.count))
+  }
+
+  /// The results with only the first object of each distinct combination of values of the
+  /// properties (dotted paths go through embedded objects), in the results' order.
+  public func distinct<S: Sequence>(by keyPaths: S) -> Results where S.Element == String {
+    with(distinctPaths: keyPaths.map { FieldMapping(schema).map(FieldPath($0)).description })
+  }
+
+  public var description: String { "Results<\(schema.className)> (\(count) objects)" }
+}
+
+/// A sort key for ``Results/sorted(by:)``: a property path and a direction.
+public struct SortDescriptor: Hashable, Sendable, ExpressibleByStringLiteral {
+  /// The property, or a dotted path through embedded objects.
+  public var keyPath: String
+  /// Whether smaller values come first.
+  public var ascending: Bool
+  /// A sort by `keyPath`.
+  public init(keyPath: String, ascending: Bool = true) {
+    self.keyPath = keyPath
+    self.ascending = ascending
+  }
+  /// An ascending sort by the property named by the literal.
+  public init(stringLiteral value: String) { self.init(keyPath: value) }
+}

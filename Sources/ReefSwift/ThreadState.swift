@@ -1,0 +1,57 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// A value of one property of an unmanaged object, kept in the object's side table.
+final class Box<Value> {
+  var value: Value
+  init(_ value: Value) { self.value = value }
+}
+
+/// What `@Persisted` initializers of the objects being constructed on one thread left behind.
+///
+/// Swift runs a class's property initializers before its base class's `init`, so each
+/// `Persisted` pushes its initial value here and remembers the slot; `ObjectBase.init` then
+/// takes the last *n* slots (its own properties) as the object's side table. Objects created
+/// inside a property initializer push and pop their own slots first, so the stack stays in step.
+final class ThreadState {
+  var stack: [AnyObject] = []
+  /// While the object layer constructs a managed object: its type. Properties then push a
+  /// placeholder instead of their initial value, which a managed object never reads.
+  var constructingManaged: ObjectIdentifier?
+  /// The `Reef` handles open on this thread, by store path.
+  var reefs: [String: Reef] = [:]
+
+  nonisolated(unsafe) static let placeholder = Box<Void>(())
+
+  private static let key: pthread_key_t = {
+    var key = pthread_key_t()
+    pthread_key_create(&key) { pointer in
+      #if canImport(Darwin)
+        Unmanaged<ThreadState>.fromOpaque(pointer).release()
+      #else
+        if let pointer { Unmanaged<ThreadState>.fromOpaque(pointer).release() }
+      #endif
+    }
+    return key
+  }()
+
+  /// This thread's state, made on first use.
+  static var current: ThreadState {
+    if let pointer = pthread_getspecific(key) {
+      return Unmanaged<ThreadState>.fromOpaque(pointer).takeUnretainedValue()
+    }
+    let state = ThreadState()
+    pthread_setspecific(key, Unmanaged.passRetained(state).toOpaque())
+    return state
+  }
+}
+
+/// The calling thread, for the checks that live objects stay on theirs.
+struct ThreadID: Equatable {
+  let raw: pthread_t
+  static var current: ThreadID { ThreadID(raw: pthread_self()) }
+  static func == (a: ThreadID, b: ThreadID) -> Bool { pthread_equal(a.raw, b.raw) != 0 }
+}
