@@ -43,25 +43,27 @@ public struct JSONSchema: Sendable {
     for element in schema {
       let here = path + [element.key]
       guard keywords.contains(element.key) else {
-        throw QueryError("unsupported JSON Schema keyword \(element.key)", keyPath: here)
+        throw QueryError(.unsupported, "unsupported JSON Schema keyword \(element.key)", keyPath: here)
       }
       switch (element.key, element.value) {
       case ("bsonType", .string(let name)):
-        guard typeCodes(name) != nil else { throw QueryError("unknown bsonType \"\(name)\"", keyPath: here) }
+        guard typeCodes(name) != nil else { throw QueryError(.badValue, "unknown bsonType \"\(name)\"", keyPath: here) }
       case ("bsonType", .array(let names)):
         for name in names {
           guard case .string(let name) = name, typeCodes(name) != nil else {
-            throw QueryError("bsonType lists \(name), which is not a type name", keyPath: here)
+            throw QueryError(.badValue, "bsonType lists \(name), which is not a type name", keyPath: here)
           }
         }
       case ("required", .array(let names)):
         for name in names {
-          guard case .string = name else { throw QueryError("required lists \(name), not a field name", keyPath: here) }
+          guard case .string = name else {
+            throw QueryError(.badValue, "required lists \(name), not a field name", keyPath: here)
+          }
         }
       case ("properties", .document(let properties)):
         for property in properties {
           guard case .document(let inner) = property.value else {
-            throw QueryError("a property's schema must be a document", keyPath: here + [property.key])
+            throw QueryError(.badValue, "a property's schema must be a document", keyPath: here + [property.key])
           }
           try checkSchema(inner, path: here + [property.key])
         }
@@ -70,7 +72,7 @@ public struct JSONSchema: Sendable {
       case ("additionalProperties", .bool), ("uniqueItems", .bool), ("title", .string), ("description", .string):
         break
       default:
-        throw QueryError("\(element.key) cannot be \(element.value.type.name)", keyPath: here)
+        throw QueryError(.badValue, "\(element.key) cannot be \(element.value.type.name)", keyPath: here)
       }
     }
   }

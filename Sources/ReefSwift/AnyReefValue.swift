@@ -197,3 +197,8 @@ extension ReefProperty: _Persistable {
     owner.write(property, value.value)
   }
 }
+
+/// Realm's older `RealmOptional<Wrapped>`: ``ReefProperty`` of an optional. Declare it
+/// `@Persisted var age: ReefOptional<Int>` (a `let age = ReefOptional<Int>()` stores nothing, and
+/// the schema check says so).
+public typealias ReefOptional<Wrapped: _ReefOptionalWrappable> = ReefProperty<Wrapped?>

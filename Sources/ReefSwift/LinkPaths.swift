@@ -59,7 +59,7 @@ enum LinkPaths {
     do {
       query = try Query(inner)
     } catch {
-      throw StoreError(.invalidQuery, "\(error)")
+      throw StoreError(.invalidQuery, error.description, queryError: error)
     }
     let cursor = try reef.transaction().collection(target.className).find(query)
     var keys: [BSON] = []

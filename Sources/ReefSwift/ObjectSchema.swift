@@ -16,6 +16,9 @@ public final class ObjectSchema: CustomStringConvertible, @unchecked Sendable {
 
   let byOrdinal: [Property]
   let byName: [String: Property]
+  /// Collection properties declared without `@Persisted` (`let dogs = List<Dog>()`, the older
+  /// API's form): they would store nothing, so the schema check refuses them.
+  let undeclaredCollections: [String]
 
   init(objectClass: ObjectBase.Type) {
     self.objectClass = objectClass
@@ -26,10 +29,12 @@ public final class ObjectSchema: CustomStringConvertible, @unchecked Sendable {
     let legacyPrimaryKey = (objectClass as? Object.Type)?.primaryKey()
     let legacyIndexed = Set((objectClass as? Object.Type)?.indexedProperties() ?? [])
     var found: [Property] = []
+    var undeclared: [String] = []
     var mirror: Mirror? = Mirror(reflecting: prototype)
     while let current = mirror {
       for child in current.children {
         guard let label = child.label, label.hasPrefix("_"), let persisted = child.value as? PersistedProperty else {
+          if let label = child.label, child.value is ManagedCollection { undeclared.append(label) }
           continue
         }
         let name = String(label.dropFirst())
@@ -47,6 +52,7 @@ public final class ObjectSchema: CustomStringConvertible, @unchecked Sendable {
       mirror = current.superclassMirror
     }
     properties = found
+    undeclaredCollections = undeclared
     primaryKeyProperty = found.first { $0.isPrimary }
     var byOrdinal = found
     for property in found { byOrdinal[property.ordinal] = property }

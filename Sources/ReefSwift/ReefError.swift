@@ -1,3 +1,4 @@
+import ReefQuery
 import ReefStore
 
 /// Why the object layer refused a schema, a write or a read.
@@ -54,6 +55,9 @@ public struct ReefError: Error, Hashable, Sendable, CustomStringConvertible {
   public var primaryKey: BSON?
   /// The store's error, when the store failed.
   public var storeError: StoreError?
+  /// The query module's error, for a predicate or filter that does not compile (its kind, and
+  /// the column or key path of the problem).
+  public var queryError: QueryError?
 
   /// Creates an error.
   public init(

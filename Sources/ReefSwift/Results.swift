@@ -190,7 +190,9 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     do {
       query = try Query(predicate: predicateFormat, arguments: arguments)
     } catch {
-      throw ReefError(.invalidQuery, "\(error)", type: schema.className)
+      var wrapped = ReefError(.invalidQuery, error.description, type: schema.className)
+      wrapped.queryError = error
+      throw wrapped
     }
     var results = with(conditions: conditions + [FieldMapping(schema).map(query.node)])
     if !query.sort.isEmpty { results = results.sorted(by: query.sort) }

@@ -23,6 +23,19 @@ enum SchemaCheck {
       problems.append(ReefError(.schema, message, type: schema.className, property: property?.name))
     }
     for schema in schemas {
+      for name in schema.undeclaredCollections {
+        problems.append(
+          ReefError(
+            .schema,
+            "\(name) is not stored: declare it @Persisted (`@Persisted var \(name): …`); properties without @Persisted, such as the older API's `let x = List<T>()` and `@objc dynamic var`, are ignored",
+            type: schema.className, property: name))
+      }
+      if schema.properties.allSatisfy({ !$0.shape.isStored }) {
+        problem(
+          schema, nil,
+          "the type has no @Persisted property (the older API's `@objc dynamic var` properties are not supported: declare them with @Persisted)"
+        )
+      }
       let primaryKeys = schema.properties.filter(\.isPrimary)
       if schema.isEmbedded, let key = primaryKeys.first {
         problem(schema, key, "an embedded object type cannot have a primary key")

@@ -208,3 +208,29 @@ class Member: Object {
     #expect(throws: ReefError.self) { try Reef(configuration: older) }
   }
 }
+
+class OldStyleOwner: Object {
+  @Persisted var name = ""
+  let pets = List<Dog>()
+}
+
+class NothingStored: Object {
+  var name = ""
+}
+
+@Suite struct OlderAPITests {
+  @Test func collectionsWithoutPersistedAreRefusedNotSilentlyDropped() throws {
+    let (reef, _) = try openReef()
+    do {
+      try reef.write { reef.add(OldStyleOwner()) }
+      Issue.record("an undeclared List was accepted")
+    } catch let error as ReefError {
+      #expect(error.kind == .schema)
+      #expect(error.property == "pets")
+      #expect(error.message.contains("declare it @Persisted"))
+    }
+    #expect(throws: ReefError.self) {
+      try Reef(configuration: Reef.Configuration(inMemoryIdentifier: "none", objectTypes: [NothingStored.self]))
+    }
+  }
+}
