@@ -29,7 +29,7 @@ func makeTenant(_ id: Int, _ name: String = "", home: Building? = nil, buildings
 
 /// The stored document of the tenant with primary key `id`.
 func storedTenant(_ reef: Reef, _ id: Int) throws -> Document? {
-  try reef.store.read { try $0.collection("Tenant").findOne(["_id": .int64(Int64(id))]) }
+  try reef.store.read { try $0.collection("Tenant").findOne(["id": .int64(Int64(id))]) }
 }
 
 /// The cities of a stored document's `buildings` array.
@@ -277,7 +277,7 @@ func storedCities(_ document: Document?) -> [String] {
     try reef.write { tenant.buildings.swapAt(0, 1) }
     withKnownIssue("a move or swap invalidates the accessors of the list's embedded objects (Realm's follow the object)") {
       #expect(!a.isInvalidated)
-      #expect(a.city == "A")
+      #expect(!a.isInvalidated && a.city == "A")
     }
   }
 
@@ -300,8 +300,7 @@ func storedCities(_ document: Document?) -> [String] {
     let shared = makeBuilding("Shared")
     let first = makeTenant(1, home: shared)
     let second = makeTenant(2, home: shared)
-    withKnownIssue("one unmanaged embedded object given to two parents is stored twice, and its accessor ends in one of them") {
-      #expect(throws: ReefError.self) { try reef.write { reef.add([first, second]) } }
-    }
+    #expect(throws: ReefError.self) { try reef.write { reef.add([first, second]) } }
+    #expect(reef.objects(Tenant.self).isEmpty)
   }
 }

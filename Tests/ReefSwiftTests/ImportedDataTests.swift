@@ -8,7 +8,7 @@ import Testing
   @Test func aRawDocumentThatFitsOpensAsAnObject() throws {
     let (reef, _) = try openReef()
     let id = ObjectId()
-    try reef.store.write {
+    _ = try reef.store.write {
       try $0.collection("Contact").insert([
         "_id": .objectId(id), "name": "Nick Riviera",
         "address": ["street": "123 Fake St.", "city": "Springfield", "country": "USA", "postalCode": "90710"],
@@ -25,7 +25,7 @@ import Testing
 
   @Test func aRawDocumentWithMissingOptionalFieldsAndOtherIntegerWidthsOpens() throws {
     let (reef, _) = try openReef()
-    try reef.store.write {
+    _ = try reef.store.write {
       try $0.collection("Tenant").insert(["_id": .int32(9), "name": "int32 key", "age": .int32(41), "score": .int32(3)])
     }
     let tenant = reef.objects(Tenant.self).first
@@ -40,7 +40,7 @@ import Testing
 
   @Test func extraFieldsOfAnImportedDocumentAreKeptWhenTheObjectChanges() throws {
     let (reef, _) = try openReef()
-    try reef.store.write {
+    _ = try reef.store.write {
       try $0.collection("Landlord").insert(["_id": .objectId(ObjectId()), "name": "Roper", "rent": 1, "extra": "kept"])
     }
     let landlord = try #require(reef.object(ofType: Landlord.self, forPrimaryKey: "Roper"))
@@ -54,7 +54,7 @@ import Testing
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       runOrExitCleanly {
         let (reef, _) = try openReef()
-        try reef.store.write {
+        _ = try reef.store.write {
           try $0.collection("Landlord").insert(["_id": .objectId(ObjectId()), "name": "Roper", "rent": "a lot"])
         }
         let landlord = reef.object(ofType: Landlord.self, forPrimaryKey: "Roper")
@@ -71,7 +71,7 @@ import Testing
     await #expect(processExitsWith: .failure) {
       runOrExitCleanly {
         let (reef, _) = try openReef()
-        try reef.store.write {
+        _ = try reef.store.write {
           try $0.collection("Tenant").insert(["_id": .int64(1), "name": "x", "buildings": [["city": 5]]])
         }
         _ = reef.objects(Tenant.self).first?.buildings.first?.city

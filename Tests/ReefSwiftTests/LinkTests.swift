@@ -100,8 +100,9 @@ import Testing
     }
     #expect(failure == nil)
     reef.refresh()
+    let stored = try storedTenant(reef, 1)
     withKnownIssue("links are removed only from the types the deleting Reef has registered") {
-      #expect(try storedTenant(reef, 1)?["landlord"] == .null)
+      #expect(stored?["landlord"] == .null)
     }
     #expect(tenant.landlord == nil)
   }

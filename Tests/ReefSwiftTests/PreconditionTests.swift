@@ -151,7 +151,7 @@ struct Smuggled<Value>: @unchecked Sendable {
       runOrExitCleanly {
         let (reef, _) = try openReef()
         let id = ObjectId()
-        try reef.store.write {
+        _ = try reef.store.write {
           try $0.collection("Contact").insert(["_id": .objectId(id), "name": .int32(5), "address": .null])
         }
         let contact = reef.objects(Contact.self).first
@@ -173,7 +173,7 @@ struct Smuggled<Value>: @unchecked Sendable {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       runOrExitCleanly {
         let (reef, _) = try openReef()
-        try reef.store.write {
+        _ = try reef.store.write {
           try $0.collection("Contact").insert(["_id": .objectId(ObjectId()), "name": "Nick", "address": ["city": true]])
         }
         _ = reef.objects(Contact.self).first?.address?.city
@@ -188,7 +188,7 @@ struct Smuggled<Value>: @unchecked Sendable {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       runOrExitCleanly {
         let (reef, _) = try openReef()
-        try reef.store.write { try $0.collection("Landlord").insert(["_id": .objectId(ObjectId()), "name": "X"]) }
+        _ = try reef.store.write { try $0.collection("Landlord").insert(["_id": .objectId(ObjectId()), "name": "X"]) }
         _ = reef.objects(Landlord.self).first?.rent
       }
     }

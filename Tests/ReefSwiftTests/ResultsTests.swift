@@ -90,7 +90,7 @@ import Testing
     #expect(gauges.filter("uuid == %@", uuid).count == 1, "UUID")
     #expect(gauges.filter("decimal == %@", Decimal128(12)).count == 1, "Decimal128")
     #expect(gauges.filter("level == %@", GaugeLevel.high).count == 1, "enum")
-    #expect(gauges.filter("note == %@", nil as String?).count == 1, "nil")
+    #expect(gauges.filter("note == %@", nil as String? as Any).count == 1, "nil")
     #expect(gauges.filter("note == nil").count == 1, "nil literal")
     #expect(gauges.filter("id IN %@", [1, 2, 3]).count == 2, "array")
     #expect(gauges.filter("id == $0 AND label == $1", 2, "cold").count == 1, "$n arguments")
