@@ -170,7 +170,9 @@ func storedCities(_ document: Document?) -> [String] {
     try reef.write { reef.add(tenant) }
     let c = tenant.buildings[2]
     try reef.write { tenant.buildings.remove(at: 0) }
-    withKnownIssue("any change of a list of embedded objects invalidates every accessor into it, not only the removed one's") {
+    withKnownIssue(
+      "any change of a list of embedded objects invalidates every accessor into it, not only the removed one's"
+    ) {
       #expect(!c.isInvalidated)
     }
     #expect(tenant.buildings[1].city == "C")
@@ -275,7 +277,9 @@ func storedCities(_ document: Document?) -> [String] {
     try reef.write { reef.add(tenant) }
     let a = tenant.buildings[0]
     try reef.write { tenant.buildings.swapAt(0, 1) }
-    withKnownIssue("a move or swap invalidates the accessors of the list's embedded objects (Realm's follow the object)") {
+    withKnownIssue(
+      "a move or swap invalidates the accessors of the list's embedded objects (Realm's follow the object)"
+    ) {
       #expect(!a.isInvalidated)
       #expect(!a.isInvalidated && a.city == "A")
     }

@@ -20,7 +20,9 @@ import Testing
     #expect(reef.objects(Contact.self).filter("address.city == 'Springfield'").count == 1)
     try reef.write { contact.address?.city = "Los Angeles" }
     let stored = try reef.store.read { try $0.collection("Contact").findOne() }
-    #expect(stored?["address"] == .document(["street": "123 Fake St.", "city": "Los Angeles", "country": "USA", "postalCode": "90710"]))
+    #expect(
+      stored?["address"]
+        == .document(["street": "123 Fake St.", "city": "Los Angeles", "country": "USA", "postalCode": "90710"]))
   }
 
   @Test func aRawDocumentWithMissingOptionalFieldsAndOtherIntegerWidthsOpens() throws {

@@ -150,7 +150,9 @@ class NamedIDNotKey: Object {
   }
 
   @Test func aPrimaryKeyOfAWrongTypeIsRefused() throws {
-    let cases: [(Object.Type, String)] = [(DoubleKeyed.self, "Double"), (BoolKeyed.self, "Bool"), (DateKeyed.self, "Date")]
+    let cases: [(Object.Type, String)] = [
+      (DoubleKeyed.self, "Double"), (BoolKeyed.self, "Bool"), (DateKeyed.self, "Date"),
+    ]
     for (type, typeName) in cases {
       expectSchemaError(openError([type]), type: type.className(), property: "value", mentioning: [typeName])
       expectSchemaError(try firstUseError(type.init()), type: type.className(), property: "value")
@@ -184,7 +186,9 @@ class NamedIDNotKey: Object {
   }
 
   @Test func aCycleOfEmbeddedTypesIsRefused() throws {
-    withKnownIssue("the cycle check only looks at non-optional embedded properties, and every to-one embedded property is optional") {
+    withKnownIssue(
+      "the cycle check only looks at non-optional embedded properties, and every to-one embedded property is optional"
+    ) {
       let error = openError([CycleHolder.self, CycleLeft.self, CycleRight.self])
       #expect(error?.kind == .schema)
       #expect(error?.typeName == "CycleLeft" || error?.typeName == "CycleRight")
@@ -193,7 +197,9 @@ class NamedIDNotKey: Object {
   }
 
   @Test func anEmbeddedTypeThatEmbedsItselfIsRefused() throws {
-    withKnownIssue("the cycle check only looks at non-optional embedded properties, and every to-one embedded property is optional") {
+    withKnownIssue(
+      "the cycle check only looks at non-optional embedded properties, and every to-one embedded property is optional"
+    ) {
       let error = openError([SelfNestedHolder.self, SelfNested.self])
       #expect(error?.kind == .schema)
       #expect(error?.typeName == "SelfNested")
@@ -226,7 +232,9 @@ class NamedIDNotKey: Object {
   }
 
   @Test func theSchemaOfAGoodModelListsItsProperties() throws {
-    let (reef, _) = try openReef(types: [Tenant.self, Building.self, Flat.self, Doorbell.self, Landlord.self, Parrot.self])
+    let (reef, _) = try openReef(types: [
+      Tenant.self, Building.self, Flat.self, Doorbell.self, Landlord.self, Parrot.self,
+    ])
     let tenant = Tenant()
     let schema = tenant.objectSchema
     #expect(schema.className == "Tenant")

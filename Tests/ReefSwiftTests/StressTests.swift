@@ -76,7 +76,9 @@ class Nest: Object {
   @Test func deepEmbeddedNesting() throws {
     let (reef, _) = try openReef()
     let nest = Nest()
-    nest.root = LevelOne(value: ["next": ["next": ["next": ["next": ["leaf": "deep"], "items": [["leaf": "a"], ["leaf": "b"]]]]]])
+    nest.root = LevelOne(value: [
+      "next": ["next": ["next": ["next": ["leaf": "deep"], "items": [["leaf": "a"], ["leaf": "b"]]]]]
+    ])
     try reef.write { reef.add(nest) }
     #expect(nest.root?.next?.next?.next?.next?.leaf == "deep")
     #expect(nest.root?.next?.next?.next?.items.map(\.leaf) == ["a", "b"])
