@@ -253,3 +253,47 @@ class NamedIDNotKey: Object {
     #expect(tenant.objectSchema.className == "Tenant", "a managed object has the same schema")
   }
 }
+
+class IndexedLink: Object {
+  @Persisted(indexed: true) var home: Building?
+}
+
+class LegacyKey: Object {
+  @Persisted var name = ""
+  override class func primaryKey() -> String? { "missing" }
+}
+
+class TwoColumns: Object {
+  @Persisted var first = ""
+  @Persisted var second = ""
+  override class func propertiesMapping() -> [String: String] { ["second": "first"] }
+}
+
+@Suite struct MoreSchemaRuleTests {
+  private func openError(_ types: [ObjectBase.Type]) -> ReefError? {
+    do {
+      _ = try openReef(types: types)
+      return nil
+    } catch {
+      return error as? ReefError
+    }
+  }
+
+  @Test func anIndexOnAnEmbeddedObjectPropertyIsRefused() {
+    let error = openError([IndexedLink.self, Building.self, Flat.self, Doorbell.self])
+    #expect(error?.kind == .schema)
+    #expect(error?.typeName == "IndexedLink" && error?.property == "home", "\(String(describing: error))")
+  }
+
+  @Test func aLegacyPrimaryKeyThatIsNoPropertyIsRefused() {
+    let error = openError([LegacyKey.self])
+    #expect(error?.kind == .schema)
+    #expect(error?.typeName == "LegacyKey" && error?.description.contains("missing") == true)
+  }
+
+  @Test func twoPropertiesStoredUnderOneNameAreRefused() {
+    let error = openError([TwoColumns.self])
+    #expect(error?.kind == .schema)
+    #expect(error?.typeName == "TwoColumns" && error?.property == "second", "\(String(describing: error))")
+  }
+}
