@@ -103,11 +103,7 @@ import Testing
     a.landlord = roper
     try reef.write { reef.add([a, makeTenant(2)]) }
     #expect(reef.objects(Tenant.self).filter("landlord == %@", roper).map(\.id) == [1])
-    withKnownIssue(
-      "a predicate path through a to-one link (landlord.rent) matches nothing: the stored key is not followed"
-    ) {
-      #expect(reef.objects(Tenant.self).filter("landlord.rent == 0").map(\.id) == [1], "through a link")
-    }
+    #expect(reef.objects(Tenant.self).filter("landlord.rent == 0").map(\.id) == [1], "through a link")
   }
 
   @Test func filterThroughEmbeddedObjectsAndLists() throws {
@@ -148,9 +144,7 @@ import Testing
         reef.add(tenant)
       }
     }
-    withKnownIssue("sorting through a to-one link (landlord.rent) is not supported: it sorts by the stored key") {
-      #expect(reef.objects(Tenant.self).sorted(byKeyPath: "landlord.rent").map(\.id) == [3, 2, 1])
-    }
+    #expect(reef.objects(Tenant.self).sorted(byKeyPath: "landlord.rent").map(\.id) == [3, 2, 1])
   }
 
   @Test func sortedByDescriptors() throws {
