@@ -297,3 +297,24 @@ class TwoColumns: Object {
     #expect(error?.typeName == "TwoColumns" && error?.property == "second", "\(String(describing: error))")
   }
 }
+
+class EmbeddedInSet: Object {
+  @Persisted var places: MutableSet<Doorbell>
+}
+
+@Suite struct CollectionSchemaRuleTests {
+  @Test func anEmbeddedTypeInAMutableSetIsRefused() throws {
+    do {
+      _ = try openReef(types: [EmbeddedInSet.self, Doorbell.self])
+      Issue.record("the Reef opened")
+    } catch let error as ReefError {
+      #expect(error.kind == .schema)
+      #expect(error.typeName == "EmbeddedInSet" && error.property == "places", "\(error)")
+    }
+    let (reef, _) = try openReef()
+    #expect(throws: ReefError.self) { try reef.write { reef.add(EmbeddedInSet()) } }
+  }
+
+  // An embedded object cannot be an AnyReefValue: its `.object` case takes an `Object`, and an
+  // `EmbeddedObject` is not one, so the rule holds by the types.
+}

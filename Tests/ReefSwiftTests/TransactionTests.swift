@@ -160,3 +160,19 @@ func makeTemporaryDirectoryForReef() -> String {
   try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
   return path
 }
+
+@Suite struct ReadOnlyTests {
+  @Test func aReadOnlyReefReadsAndRefusesWrites() throws {
+    let (reef, path) = try openReef()
+    try reef.write { reef.add(makeTenant(1, "kept")) }
+    let readOnly = try Reef(configuration: Reef.Configuration(fileURL: URL(fileURLWithPath: path), readOnly: true))
+    #expect(readOnly.object(ofType: Tenant.self, forPrimaryKey: 1)?.name == "kept")
+    do {
+      try readOnly.write { readOnly.add(makeTenant(2)) }
+      Issue.record("a read-only Reef wrote")
+    } catch let error as ReefError {
+      #expect(error.kind == .transaction)
+    }
+    #expect(reef.objects(Tenant.self).count == 1)
+  }
+}
