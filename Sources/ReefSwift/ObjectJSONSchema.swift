@@ -53,8 +53,12 @@ enum ObjectJSONSchema {
     case .object:
       let target = ObjectSchema.of(property.objectClass!)
       if target.isEmbedded {
-        guard depth < 32 else { return ["bsonType": "object"] }
-        return document(for: target, depth: depth + 1)
+        var embedded: Document = depth < 32 ? document(for: target, depth: depth + 1) : ["bsonType": "object"]
+        // A to-one embedded object is optional: nil is stored as null.
+        if property.isOptional && !property.isArray && !property.isSet && !property.isMap {
+          embedded.set(["object", "null"], forKey: "bsonType")
+        }
+        return embedded
       }
       // A link stores the target's primary key (or its `_id`).
       let key = target.primaryKeyProperty

@@ -61,7 +61,7 @@ public final class Reef {
       durability: configuration.inMemoryIdentifier == nil ? configuration.durability : .normal)
     memoryFile = configuration.inMemoryIdentifier == nil ? nil : MemoryFile.shared(path: configuration.path)
     if let objectTypes = configuration.objectTypes {
-      try SchemaCheck.check(objectTypes.map(ObjectSchema.of))
+      try SchemaCheck.check(objectTypes.map(ObjectSchema.of), complete: true)
       for objectClass in objectTypes { try register(objectClass) }
     }
     try migrateIfNeeded()

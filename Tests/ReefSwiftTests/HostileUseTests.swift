@@ -1,0 +1,149 @@
+import Foundation
+import ReefBSON
+import ReefStore
+import ReefSwift
+import Testing
+
+/// A type whose primary key is optional.
+class MaybeKeyed: Object {
+  @Persisted(primaryKey: true) var key: String?
+  @Persisted var value = 0
+}
+
+@Suite struct HostileUseTests {
+  @Test func anObjectOfAnotherFileCannotBeAdded() throws {
+    let (first, _) = try openReef("first")
+    let (second, _) = try openReef("second")
+    let tenant = makeTenant(1)
+    try first.write { first.add(tenant) }
+    do {
+      try second.write { second.add(tenant) }
+      Issue.record("write did not throw")
+    } catch let error as ReefError {
+      #expect(error.kind == .wrongReef)
+    }
+    #expect(second.objects(Tenant.self).isEmpty)
+    #expect(throws: ReefError.self) { try second.write { second.delete(tenant) } }
+  }
+
+  @Test func addingTheSameObjectTwiceAddsItOnce() throws {
+    let (reef, _) = try openReef()
+    let tenant = makeTenant(1)
+    try reef.write {
+      reef.add(tenant)
+      reef.add(tenant)
+    }
+    try reef.write { reef.add(tenant) }
+    #expect(reef.objects(Tenant.self).count == 1)
+  }
+
+  @Test func anOptionalPrimaryKeyCanBeNil() throws {
+    let (reef, _) = try openReef()
+    let none = MaybeKeyed()
+    none.value = 1
+    let some = MaybeKeyed(value: ["key": "a", "value": 2])
+    try reef.write { reef.add([none, some]) }
+    #expect(reef.object(ofType: MaybeKeyed.self, forPrimaryKey: nil as String?)?.value == 1)
+    #expect(reef.object(ofType: MaybeKeyed.self, forPrimaryKey: "a")?.value == 2)
+    #expect(throws: ReefError.self, "nil is a key like any other: only one object has it") {
+      try reef.write { reef.add(MaybeKeyed()) }
+    }
+  }
+
+  @Test func resultsAreLiveInsideAWrite() throws {
+    let (reef, _) = try openReef()
+    let results = reef.objects(Tenant.self)
+    try reef.write {
+      #expect(results.isEmpty)
+      reef.add(makeTenant(1))
+      #expect(results.count == 1)
+      reef.delete(results[0])
+      #expect(results.isEmpty)
+    }
+  }
+
+  @Test func aListOfScalarsIsAnInlineArray() throws {
+    let (reef, _) = try openReef()
+    let object = Everything()
+    object.key = "k"
+    object.ints.append(objectsIn: [3, 1, 2])
+    try reef.write { reef.add(object) }
+    try reef.write {
+      object.ints.append(4)
+      object.ints.insert(0, at: 0)
+      object.ints.move(from: 0, to: 4)
+      object.ints.swapAt(0, 1)
+      object.ints.remove(at: 2)
+      object.ints[0] = 10
+    }
+    #expect(Array(object.ints) == [10, 3, 4, 0])
+    let stored = try reef.store.read { try $0.collection("Everything").findOne() }
+    #expect(stored?["ints"] == .array([.int64(10), .int64(3), .int64(4), .int64(0)]))
+    try reef.write { object.optionalStrings.append(nil) }
+    #expect(Array(object.optionalStrings) == [nil])
+  }
+
+  @Test func aListKeepsItsAccessorAcrossWrites() throws {
+    let (reef, _) = try openReef()
+    let tenant = makeTenant(1)
+    try reef.write { reef.add(tenant) }
+    let list = tenant.buildings
+    try reef.write { tenant.buildings.append(makeBuilding("A")) }
+    #expect(list.count == 1, "a list accessor is live")
+    #expect(list.reef != nil)
+  }
+
+  @Test func aWrongTypeInCreateIsAnInvalidValueError() async {
+    await withKnownIssue(
+      "create(_:value:) with a value of the wrong type stops the process instead of recording invalidValue"
+    ) {
+      await #expect(processExitsWith: .success) {
+        runOrExitCleanly {
+          let (reef, _) = try openReef()
+          do {
+            try reef.write { reef.create(Tenant.self, value: ["id": 1, "age": "thirty"]) }
+          } catch let error as ReefError where error.kind == .invalidValue {
+            exit(0)
+          }
+          exit(1)
+        }
+      }
+    }
+  }
+
+  @Test func changingAPrimaryKeyThroughDynamicAccessIsRefused() throws {
+    let (reef, _) = try openReef()
+    let landlord = Landlord(value: ["name": "Roper"])
+    try reef.write { reef.add(landlord) }
+    do {
+      try reef.write { landlord["name"] = "Furley" }
+      Issue.record("write did not throw")
+    } catch let error as ReefError {
+      #expect(error.kind == .primaryKeyChanged)
+      #expect(error.property == "name")
+    }
+    #expect(landlord.name == "Roper")
+    try reef.write { landlord.name = "Roper" }
+    #expect(landlord.name == "Roper", "setting the same key is allowed")
+  }
+
+  @Test func aPrimaryKeyClashFromAChangeIsRefused() throws {
+    let (reef, _) = try openReef()
+    try reef.write {
+      reef.add(makeTenant(1))
+      reef.add(makeTenant(2))
+    }
+    #expect(throws: ReefError.self) { try reef.write { reef.add(makeTenant(2)) } }
+    #expect(reef.objects(Tenant.self).count == 2)
+  }
+
+  @Test func aDescriptionNamesTheTypeAndValues() throws {
+    let (reef, _) = try openReef()
+    let tenant = makeTenant(1, "Jack", home: makeBuilding("Paris"))
+    try reef.write { reef.add(tenant) }
+    #expect(tenant.description.contains("Tenant {") && tenant.description.contains("\"Jack\""))
+    #expect(tenant.description.contains("Paris"))
+    try reef.write { reef.delete(tenant) }
+    #expect(tenant.description == "[invalid object]")
+  }
+}
