@@ -9,7 +9,8 @@
 // are nested in `ToOne` and `ToMany`, and each section runs in a file of its own, since all three
 // are stored in a collection named `Person`. It works in `directory` (default:
 // $TMPDIR/reef-examples/Relationships), which it empties first, and ends by writing the three
-// files' collections as one mongodump directory, `dump/`, one database per file.
+// files' collections as one mongodump directory, `dump/`, one database per file. Dog and DogClub
+// have no primary key, so each run gives them new hidden `_id`s; the rest of the output repeats.
 import ReefStore
 import ReefSwift
 
