@@ -32,6 +32,13 @@ step "reef export --store UserTasks/default.reef --out dump --db tasks && find d
 "$reef" export --store "$objects/UserTasks/default.reef" --out "$objects/dump" --db tasks
 (cd "$objects" && find dump -type f | sort)
 
+step "reef stats --store EmbeddedObjects/default.reef && reef schema --store EmbeddedObjects/default.reef --check"
+"$reef" stats --store "$objects/EmbeddedObjects/default.reef" | sed 's/[0-9]* bytes on disk/… bytes on disk/'
+"$reef" schema --store "$objects/EmbeddedObjects/default.reef" --check
+
+step "cut -c1-120 dump/crm/Contact.metadata.json   # the schema is the collection's validator for mongorestore"
+cut -c1-120 "$objects/dump/crm/Contact.metadata.json"
+
 step "reef dump dump/crm/Contact.bson   # one document per object, each address inline"
 "$reef" dump "$objects/dump/crm/Contact.bson"
 

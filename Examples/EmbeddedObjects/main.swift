@@ -152,6 +152,9 @@ do {
     print("  \(contact.address?.street ?? "-"): \(contact.name)")
   }
 }
+// Reef example: the same query with the type-safe builder.
+let typed = realm.objects(Contact.self).where { $0.address.city == "Los Angeles" }.sorted(byKeyPath: "address.street")
+print("The same with where { $0.address.city == \"Los Angeles\" }: \(typed.map(\.name))")
 
 // MARK: A Business with an array of embedded addresses
 

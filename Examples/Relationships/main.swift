@@ -113,6 +113,7 @@ ann.dog = makeDog("Rex", age: 3, breed: "Beagle")
 try toOne.write { toOne.add(ann) }
 print("\(ann.name)'s dog: \(ann.dog?.name ?? "none"), a \(ann.dog?.breed ?? "dog") of \(ann.dog?.age ?? 0)")
 print("The dog was added with her: \(toOne.objects(Dog.self).count) dog in the file")
+print("People with a beagle: \(toOne.objects(ToOne.Person.self).filter("dog.breed == %@", "Beagle").map(\.name))")
 try toOne.write { ann.dog = nil }
 print("Setting the link to nil deletes no dog: \(toOne.objects(Dog.self).count) dog in the file")
 try toOne.write { ann.dog = toOne.objects(Dog.self).first }
@@ -128,6 +129,7 @@ bob.dogs.append(objectsIn: [makeDog("Fido", age: 5, breed: nil), makeDog("Lassie
 try toMany.write { toMany.add(bob) }
 print("\(bob.name)'s dogs: \(bob.dogs.map(\.name).joined(separator: ", "))")
 print("Dogs older than 6 in his list: \(bob.dogs.filter("age > 6").map(\.name))")
+print("People with a collie: \(toMany.objects(ToMany.Person.self).filter("ANY dogs.breed == 'Collie'").map(\.name))")
 let fido = bob.dogs[0]
 try toMany.write { toMany.delete(fido) }
 print("Deleting Fido removes him from the list: \(bob.dogs.map(\.name))")
@@ -165,6 +167,10 @@ let ogdenville = reef.objects(DogClub.self).filter("ANY regionalOfficeAddresses.
 print("Clubs with an office in Ogdenville: \(ogdenville.map(\.name))")
 let springfield = reef.objects(Person.self).filter("address.city == %@", "Springfield")
 print("People living in Springfield: \(springfield.map(\.name))")
+let springfieldClubs = reef.objects(DogClub.self).filter("ANY members.address.city == %@", "Springfield")
+print("Clubs with a member in Springfield (a link, then an address): \(springfieldClubs.map(\.name))")
+let roverOwners = reef.objects(Person.self).filter("ANY dogs.name == %@", "Rover")
+print("People with a dog named Rover: \(roverOwners.map(\.name))")
 try reef.write { agility.members.removeAll() }
 print("Removed from the Agility Club's members, Carol is in: \(carol.clubs.map(\.name))")
 let davesAddress = dave.address!

@@ -88,7 +88,9 @@ try reef.write {
 }
 show(reef)
 
-print("\n== A query on the list")
+print("\n== Queries through the list")
+let reviewers = reef.objects(User.self).filter("ANY tasks.text BEGINSWITH %@", "Review")
+print("Users with a review task: \(reviewers.map(\.name))")
 print("Users with two tasks or more: \(reef.objects(User.self).filter("tasks.@count >= 2").map(\.name))")
 
 print("\n== Deleting a task removes it from every list")
