@@ -1,4 +1,4 @@
-# Reef: `make demo` runs the tour, `make test` runs the tests, `make sanitize` runs the BSON and store
+# Reef: `make demo` runs the examples and the tour, `make test` runs the tests, `make sanitize` runs the BSON and store
 # tests under AddressSanitizer and ThreadSanitizer. All install what is missing first.
 SHELL := /bin/bash
 SWIFT ?= swift
@@ -42,9 +42,10 @@ sanitize: deps
 	  $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter '$(SANITIZE_SUITES)' \
 	  --skip CrashSafetyTests
 
+DEMO_PRODUCTS := reef EmbeddedObjects Relationships UserTasks
 demo: deps
-	$(SWIFT) build --product reef
-	./Examples/demo.sh "$$($(SWIFT) build --show-bin-path)/reef"
+	for product in $(DEMO_PRODUCTS); do $(SWIFT) build --product $$product || exit 1; done
+	./Examples/demo.sh "$$($(SWIFT) build --show-bin-path)"
 
 bench: deps
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark

@@ -32,6 +32,11 @@ let package = Package(
     ),
     .executableTarget(name: "reef", dependencies: ["ReefCLI"]),
     .executableTarget(name: "ReefTour", dependencies: ["ReefBSON", "ReefQuery", "ReefStore"], path: "Examples/Tour"),
+    .executableTarget(name: "ObjectTour", dependencies: ["ReefSwift", "ReefStore"], path: "Examples/ObjectTour"),
+    // The models and snippets of Realm's pages (../shared/seeds/), with Realm replaced by Reef.
+    .executableTarget(name: "EmbeddedObjects", dependencies: ["ReefSwift", "ReefStore"], path: "Examples/EmbeddedObjects"),
+    .executableTarget(name: "Relationships", dependencies: ["ReefSwift", "ReefStore"], path: "Examples/Relationships"),
+    .executableTarget(name: "UserTasks", dependencies: ["ReefSwift", "ReefStore"], path: "Examples/UserTasks"),
     .target(name: "ReefTestSupport", dependencies: ["ReefBSON"], path: "Tests/ReefTestSupport"),
     .executableTarget(
       name: "reef-crash-writer", dependencies: ["ReefStore", "ReefBSON", "ReefTestSupport"], path: "Tests/CrashWriter"),

@@ -1,12 +1,61 @@
 #!/usr/bin/env bash
-# `make demo`: the tour of Reef's command line, on the Realm-style contacts sample.
+# `make demo`: Realm's models as Reef objects (the three examples), their data as a mongodump
+# directory, then the tour of Reef's command line on the Realm-style contacts sample.
+# Usage: demo.sh BIN_DIR (the folder of the built `reef` and examples: `swift build --show-bin-path`).
 set -euo pipefail
-reef="$1"
+bin="$1"
+reef="$bin/reef"
 here="$(cd "$(dirname "$0")" && pwd)"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 
 step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+section() { printf '\n\033[1;4m%s\033[0m\n' "$*"; }
+
+section "Objects: the models and snippets of Realm's pages, with Realm replaced by Reef"
+objects="$out/objects"
+
+step "swift run EmbeddedObjects   # Contact, Address, Business (Examples/EmbeddedObjects)"
+"$bin/EmbeddedObjects" "$objects/EmbeddedObjects"
+
+step "swift run Relationships     # Person, Dog, DogClub, Address (Examples/Relationships)"
+"$bin/Relationships" "$objects/Relationships"
+
+step "swift run UserTasks         # User, Task and a LinkingObjects backlink (Examples/UserTasks)"
+"$bin/UserTasks" "$objects/UserTasks"
+
+step "reef export --store EmbeddedObjects/default.reef --out dump --db crm   # the objects as a mongodump directory"
+"$reef" export --store "$objects/EmbeddedObjects/default.reef" --out "$objects/dump" --db crm
+step "reef export --store Relationships/default.reef --out dump --db clubs"
+"$reef" export --store "$objects/Relationships/default.reef" --out "$objects/dump" --db clubs
+step "reef export --store UserTasks/default.reef --out dump --db tasks && find dump -type f"
+"$reef" export --store "$objects/UserTasks/default.reef" --out "$objects/dump" --db tasks
+(cd "$objects" && find dump -type f | sort)
+
+step "reef stats --store EmbeddedObjects/default.reef && reef schema --store EmbeddedObjects/default.reef --check"
+"$reef" stats --store "$objects/EmbeddedObjects/default.reef" | sed 's/[0-9]* bytes on disk/… bytes on disk/'
+"$reef" schema --store "$objects/EmbeddedObjects/default.reef" --check
+
+step "cut -c1-120 dump/crm/Contact.metadata.json   # the schema is the collection's validator for mongorestore"
+cut -c1-120 "$objects/dump/crm/Contact.metadata.json"
+
+step "reef dump dump/crm/Contact.bson   # one document per object, each address inline"
+"$reef" dump "$objects/dump/crm/Contact.bson"
+
+step "reef dump dump/crm/Business.bson --pretty   # a List of embedded objects is an array of subdocuments"
+"$reef" dump "$objects/dump/crm/Business.bson" --pretty
+
+step "reef dump dump/clubs/DogClub.bson   # links hold primary keys; LinkingObjects are not stored"
+"$reef" dump "$objects/dump/clubs/DogClub.bson"
+
+step "reef dump dump/tasks/User.bson"
+"$reef" dump "$objects/dump/tasks/User.bson"
+
+step "reef query dump/crm/Contact.bson --where 'address.city == \$0' --arg '\"Los Angeles\"' --project '{\"name\": 1, \"_id\": 0}'"
+"$reef" query "$objects/dump/crm/Contact.bson" --where 'address.city == $0' --arg '"Los Angeles"' \
+  --project '{"name": 1, "_id": 0}' --format relaxed
+
+section "Documents: the command line on Examples/data/contacts.json"
 
 step "reef convert Examples/data/contacts.json --to bson -o contacts.bson"
 "$reef" convert "$here/data/contacts.json" --to bson -o "$out/contacts.bson"
