@@ -186,14 +186,14 @@ extension ReefProperty: _Persistable {
   }
   public func _reefEncode(_ context: _WriteContext) throws(ReefError) -> BSON { try value._reefEncode(context) }
   public static func _reefGet(_ owner: ManagedObject, _ property: Property) -> ReefProperty {
-    if let existing = owner.accessors[property.ordinal] as? ReefProperty { return existing }
+    if let existing = owner.accessor(property.ordinal) as? ReefProperty { return existing }
     let accessor = ReefProperty()
     accessor.attach(to: owner, property: property)
-    owner.accessors[property.ordinal] = accessor
+    owner.setAccessor(property.ordinal, accessor)
     return accessor
   }
   public static func _reefSet(_ owner: ManagedObject, _ property: Property, _ value: ReefProperty) {
-    if value === owner.accessors[property.ordinal] { return }
+    if value === owner.accessor(property.ordinal) { return }
     owner.write(property, value.value)
   }
 }

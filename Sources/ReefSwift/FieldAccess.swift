@@ -22,6 +22,11 @@ final class FieldAccess {
       let expected: BSONType = property.isMap ? .document : .array
       if field.type == expected, let inner = field.document {
         elements = Array(inner)
+        if property.isLink, let target = property.objectClass.map(ObjectSchema.of) {
+          // A key whose object is gone (deleted by a program that did not know this list, or
+          // missing from imported data) is not an element.
+          elements = elements.filter { (try? owner.reef.document(of: target, identity: $0.value)) != nil }
+        }
       } else if field.type != .null {
         preconditionFailure(owner.mismatch(property, field))
       }

@@ -59,10 +59,10 @@ extension LinkingObjects: _Persistable {
   }
   public func _reefEncode(_ context: _WriteContext) -> BSON { .null }
   public static func _reefGet(_ owner: ManagedObject, _ property: Property) -> LinkingObjects {
-    if let existing = owner.accessors[property.ordinal] as? LinkingObjects { return existing }
+    if let existing = owner.accessor(property.ordinal) as? LinkingObjects { return existing }
     let linking = LinkingObjects(fromType: Element.self, property: property.linkOriginPropertyName ?? "")
     linking.attach(to: owner, property: property)
-    owner.accessors[property.ordinal] = linking
+    owner.setAccessor(property.ordinal, linking)
     return linking
   }
   public static func _reefSet(_ owner: ManagedObject, _ property: Property, _ value: LinkingObjects) {

@@ -202,14 +202,14 @@ extension List: _Persistable {
     return .array(BSONArray(values))
   }
   public static func _reefGet(_ owner: ManagedObject, _ property: Property) -> List {
-    if let list = owner.accessors[property.ordinal] as? List { return list }
+    if let list = owner.accessor(property.ordinal) as? List { return list }
     let list = List()
     list.attach(to: owner, property: property)
-    owner.accessors[property.ordinal] = list
+    owner.setAccessor(property.ordinal, list)
     return list
   }
   public static func _reefSet(_ owner: ManagedObject, _ property: Property, _ value: List) {
-    if value === owner.accessors[property.ordinal] { return }
+    if value === owner.accessor(property.ordinal) { return }
     owner.write(property, List(Array(value)))
   }
 

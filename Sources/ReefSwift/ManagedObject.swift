@@ -28,9 +28,18 @@ public final class ManagedObject {
   let epochKey: String
   private var document: Document?
   private var version = -1
-  private var invalidated = false
-  /// Live collection accessors handed out, by property ordinal.
-  var accessors: [Int: AnyObject] = [:]
+  /// Live collection accessors handed out, by property ordinal: held weakly, since each holds
+  /// this state (a user keeping `person.dogs` keeps the same list).
+  private var accessorTable: [Int: WeakAccessor] = [:]
+  final class WeakAccessor {
+    weak var value: AnyObject?
+    init(_ value: AnyObject) { self.value = value }
+  }
+
+  /// The accessor handed out for a collection property, while someone holds it.
+  func accessor(_ ordinal: Int) -> AnyObject? { accessorTable[ordinal]?.value }
+  /// Remembers the accessor handed out for a collection property.
+  func setAccessor(_ ordinal: Int, _ accessor: AnyObject) { accessorTable[ordinal] = WeakAccessor(accessor) }
 
   init(reef: Reef, schema: ObjectSchema, id: BSON, document: Document?) {
     self.reef = reef
@@ -66,7 +75,6 @@ public final class ManagedObject {
   /// The document as of the `Reef`'s current version, or nil when the object is gone.
   func currentDocument() -> Document? {
     reef.checkThread()
-    if invalidated { return nil }
     if version == reef.version, let document { return document }
     let fresh: Document?
     if let parent {
@@ -92,7 +100,7 @@ public final class ManagedObject {
       fresh = try? reef.transaction().collection(schema.className).document(forID: id)
     }
     guard let fresh else {
-      invalidated = true
+      // Not sticky: a delete rolled back brings the object back.
       document = nil
       return nil
     }
@@ -208,10 +216,10 @@ public final class ManagedObject {
     return object
   }
 
-  /// Marks the state as gone (its object was deleted through it).
+  /// Forgets the document read (its object was deleted through it).
   func invalidate() {
-    invalidated = true
     document = nil
+    version = -1
   }
 }
 

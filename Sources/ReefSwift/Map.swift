@@ -118,14 +118,14 @@ extension Map: _Persistable {
     return .document(Document(encoded))
   }
   public static func _reefGet(_ owner: ManagedObject, _ property: Property) -> Map {
-    if let map = owner.accessors[property.ordinal] as? Map { return map }
+    if let map = owner.accessor(property.ordinal) as? Map { return map }
     let map = Map()
     map.attach(to: owner, property: property)
-    owner.accessors[property.ordinal] = map
+    owner.setAccessor(property.ordinal, map)
     return map
   }
   public static func _reefSet(_ owner: ManagedObject, _ property: Property, _ value: Map) {
-    if value === owner.accessors[property.ordinal] { return }
+    if value === owner.accessor(property.ordinal) { return }
     let copy = Map()
     copy.storage = value.pairs.map { ($0.key, $0.value) }
     owner.write(property, copy)

@@ -132,14 +132,14 @@ extension MutableSet: _Persistable {
     return .array(BSONArray(values))
   }
   public static func _reefGet(_ owner: ManagedObject, _ property: Property) -> MutableSet {
-    if let set = owner.accessors[property.ordinal] as? MutableSet { return set }
+    if let set = owner.accessor(property.ordinal) as? MutableSet { return set }
     let set = MutableSet()
     set.attach(to: owner, property: property)
-    owner.accessors[property.ordinal] = set
+    owner.setAccessor(property.ordinal, set)
     return set
   }
   public static func _reefSet(_ owner: ManagedObject, _ property: Property, _ value: MutableSet) {
-    if value === owner.accessors[property.ordinal] { return }
+    if value === owner.accessor(property.ordinal) { return }
     let copy = MutableSet()
     copy.storage = Array(value)
     owner.write(property, copy)

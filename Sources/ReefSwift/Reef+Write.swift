@@ -94,12 +94,12 @@ extension Reef {
       }
       throw ReefError(error, type: schema.className)
     }
-    noteChange()
+    noteChange(schema.className, structural: existing == nil)
     let state = ManagedObject(reef: self, schema: schema, id: id, document: document)
     for property in schema.properties {
       if let collection = property.codec.value(in: object._values[property.ordinal]) as? ManagedCollection {
         collection.attach(to: state, property: property)
-        state.accessors[property.ordinal] = collection as AnyObject
+        state.setAccessor(property.ordinal, collection as AnyObject)
       }
     }
     object._managed = state
@@ -162,12 +162,14 @@ extension Reef {
     do throws(StoreError) {
       let transaction = try self.transaction()
       try transaction.collection(managed.schema.className).deleteDocument(forID: managed.id)
-      try removeLinks(to: managed.schema, identity: identity(of: managed.schema, document: document), in: transaction)
+      try LinkMap.removeLinks(
+        to: managed.schema.className, identity: identity(of: managed.schema, document: document), in: transaction,
+        registered: registeredSchemas)
     } catch {
       record(error, type: managed.schema.className)
     }
     managed.invalidate()
-    noteChange()
+    noteChange(nil, structural: true)
   }
 
   /// Deletes each object of a sequence (see ``delete(_:)``).
@@ -191,23 +193,9 @@ extension Reef {
     } catch {
       record(error)
     }
-    noteChange()
+    noteChange(nil, structural: true)
   }
 
-  /// Removes the links to a deleted object from the types this `Reef` knows that link to its
-  /// type: a to-one link becomes null, a list or set loses the key.
-  private func removeLinks(to schema: ObjectSchema, identity: BSON, in transaction: Transaction) throws(StoreError) {
-    for origin in registeredSchemas where !origin.isEmbedded {
-      for property in origin.properties where property.isLink && property.objectClass == schema.objectClass {
-        let collection = transaction.collection(origin.className)
-        if property.isArray || property.isSet {
-          try collection.updateMany([property.columnName: identity], ["$pull": [property.columnName: identity]])
-        } else {
-          try collection.updateMany([property.columnName: identity], ["$set": [property.columnName: .null]])
-        }
-      }
-    }
-  }
 }
 
 extension ManagedObject {

@@ -25,6 +25,13 @@ public final class Reef {
   /// Moves on with every change this `Reef` makes or sees: managed objects read their
   /// document again when it has moved.
   private(set) var version = 0
+  /// Moves on when this `Reef` starts reading another state of the file (a write transaction
+  /// begins or ends, a refresh): everything read before may have changed.
+  private(set) var snapshotVersion = 0
+  /// Per collection, the writes this `Reef` made since ``snapshotVersion`` moved: inserts and
+  /// deletes (which change which objects there are) and all writes (which may change which
+  /// objects match a query, and their order).
+  private var writeCounts: [String: (structural: Int, all: Int)] = [:]
   private var readTransaction: Transaction?
   private var writeTransaction: Transaction?
   /// The first rule broken inside the current write transaction: `write` throws it.
@@ -117,7 +124,7 @@ public final class Reef {
     readTransaction = nil
     writeTransaction = try storeCall { () throws(StoreError) in try store.beginWrite() }
     pendingError = nil
-    version += 1
+    newSnapshot()
   }
 
   /// Commits the write transaction.
@@ -143,11 +150,11 @@ public final class Reef {
     } catch {
       writeTransaction = nil
       transaction.rollback()
-      version += 1
+      newSnapshot()
       throw ReefError(error)
     }
     writeTransaction = nil
-    version += 1
+    newSnapshot()
   }
 
   /// Rolls the write transaction back: nothing it wrote is kept, and objects it added are
@@ -160,7 +167,7 @@ public final class Reef {
     adding = [:]
     pendingSetUp = []
     epochs = [:]
-    version += 1
+    newSnapshot()
   }
 
   /// Runs `block` in a write transaction and commits it; returns what `block` returns.
@@ -192,7 +199,7 @@ public final class Reef {
     guard writeTransaction == nil else { return false }
     readTransaction?.end()
     readTransaction = nil
-    version += 1
+    newSnapshot()
     return true
   }
 
@@ -255,9 +262,12 @@ public final class Reef {
 
   private func needsSetUp() throws(StoreError) -> Bool {
     let transaction = try transaction()
-    for schema in pendingSetUp
-    where try transaction.jsonSchema(forCollection: schema.className) != ObjectJSONSchema.document(for: schema) {
-      return true
+    for schema in pendingSetUp {
+      let storedSchema = try transaction.jsonSchema(forCollection: schema.className)
+      let storedLinks = try transaction.metadata(forKey: LinkMap.metadataKey(schema.className))
+      if storedSchema != ObjectJSONSchema.document(for: schema) || storedLinks != LinkMap.document(for: schema) {
+        return true
+      }
     }
     pendingSetUp = []
     return false
@@ -284,6 +294,10 @@ public final class Reef {
       let stored = ObjectJSONSchema.document(for: schema)
       if try transaction.jsonSchema(forCollection: schema.className) != stored {
         try transaction.setJSONSchema(stored, forCollection: schema.className)
+      }
+      let links = LinkMap.document(for: schema)
+      if try transaction.metadata(forKey: LinkMap.metadataKey(schema.className)) != links {
+        try transaction.setMetadata(links, forKey: LinkMap.metadataKey(schema.className))
       }
     }
   }
@@ -382,11 +396,36 @@ public final class Reef {
         record(error, type: schema.className)
       }
     }
-    version += 1
+    noteChange(schema.className, structural: false)
   }
 
-  /// Notes that this `Reef` changed the file (managed objects read again).
-  func noteChange() { version += 1 }
+  /// Notes that this `Reef` changed a collection (managed objects read again; results of the
+  /// collection run again); nil for changes to several collections.
+  func noteChange(_ collection: String?, structural: Bool) {
+    version += 1
+    guard let collection else {
+      newSnapshot()
+      return
+    }
+    var counts = writeCounts[collection] ?? (0, 0)
+    counts.all += 1
+    if structural { counts.structural += 1 }
+    writeCounts[collection] = counts
+  }
+
+  /// Notes that every state read before may be stale.
+  private func newSnapshot() {
+    version += 1
+    snapshotVersion += 1
+    writeCounts = [:]
+  }
+
+  /// What results over a collection depend on: the snapshot and this `Reef`'s writes to the
+  /// collection (only inserts and deletes for results without a condition or sort).
+  func resultsVersion(_ collection: String, structuralOnly: Bool) -> [Int] {
+    let counts = writeCounts[collection] ?? (0, 0)
+    return [snapshotVersion, structuralOnly ? counts.structural : counts.all]
+  }
 
   /// Objects being added in the current change, with their identities.
   func identityBeingAdded(_ object: ObjectBase) -> BSON? { adding[ObjectIdentifier(object)] }

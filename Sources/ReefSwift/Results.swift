@@ -24,8 +24,17 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
   /// The matching documents' `_id`s in order, kept for one version of the `Reef`.
   final class Snapshot {
-    var version = -1
+    var version: [Int] = []
     var ids: [BSON] = []
+    var countVersion: [Int] = []
+    var count = 0
+  }
+
+  /// What the results depend on (see ``Reef/resultsVersion(_:structuralOnly:)``): changing an
+  /// object's properties leaves the order of `objects(T.self)` as it was.
+  private var currentVersion: [Int] {
+    reef.resultsVersion(
+      schema.className, structuralOnly: conditions.isEmpty && sortKeys.isEmpty && distinctPaths.isEmpty)
   }
 
   init(
@@ -109,10 +118,11 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   }
 
   private func ids() -> [BSON] {
-    if snapshot.version == reef.version { return snapshot.ids }
+    let version = currentVersion
+    if snapshot.version == version { return snapshot.ids }
     let ids = documents().map { $0["_id"] ?? .null }
     snapshot.ids = ids
-    snapshot.version = reef.version
+    snapshot.version = version
     return ids
   }
 
@@ -123,10 +133,19 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
   /// How many objects match, counted in the store.
   public var count: Int {
-    if snapshot.version == reef.version { return snapshot.ids.count }
+    let version = currentVersion
+    if snapshot.version == version { return snapshot.ids.count }
+    if snapshot.countVersion == version { return snapshot.count }
     reef.checkThread()
-    if distinctPaths.isEmpty, let count = try? cursor(sorted: false).count() { return count }
-    return ids().count
+    let count: Int
+    if distinctPaths.isEmpty, let counted = try? cursor(sorted: false).count() {
+      count = counted
+    } else {
+      count = ids().count
+    }
+    snapshot.count = count
+    snapshot.countVersion = version
+    return count
   }
 
   /// The object at `position` in the results' order.
@@ -148,8 +167,22 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     }
   }
 
-  /// Streams the matching objects.
-  public func makeIterator() -> Iterator { Iterator(results: self, documents: documents()) }
+  /// Streams the matching objects. In a write transaction, iterates the results as they were
+  /// when the loop began (a loop that changes or deletes the objects it reads sees each once).
+  public func makeIterator() -> Iterator {
+    guard reef.isInWriteTransaction else { return Iterator(results: self, documents: documents()) }
+    var ids = ids().makeIterator()
+    let collection = schema.className
+    let reef = reef
+    return Iterator(
+      results: self,
+      documents: AnyIterator {
+        while let id = ids.next() {
+          if let document = try? reef.transaction().collection(collection).document(forID: id) { return document }
+        }
+        return nil
+      })
+  }
 
   /// The first object, or nil.
   public var first: Element? {

@@ -101,8 +101,9 @@ enum SchemaCheck {
     }
   }
 
-  /// An embedded type that contains itself (through other embedded types) can never be stored:
-  /// each document would be infinitely deep.
+  /// An embedded type that can contain itself (through other embedded types, optional or in a
+  /// list) is refused, as in Realm: a subdocument would nest in its own type, which MongoDB's
+  /// depth limit and JSON Schemas (written inline) cannot follow.
   private static func checkEmbeddedCycles(
     _ schemas: [ObjectSchema], _ problem: (ObjectSchema, Property?, String) -> Void
   ) {
@@ -110,12 +111,12 @@ enum SchemaCheck {
       var stack: [(ObjectSchema, [String])] = [(schema, [schema.className])]
       var seen = Set<ObjectIdentifier>()
       while let (next, path) = stack.popLast() {
-        for property in next.properties where property.isEmbedded && !property.isOptional && !property.isArray {
+        for property in next.properties where property.isEmbedded {
           let inner = ObjectSchema.of(property.objectClass!)
           if inner.objectClass == schema.objectClass {
             problem(
               schema, property,
-              "embedded types form a cycle (\((path + [inner.className]).joined(separator: " → "))): a document would be infinitely deep"
+              "embedded types form a cycle (\((path + [inner.className]).joined(separator: " → "))): an embedded type cannot contain itself; link to an Object instead"
             )
           } else if seen.insert(ObjectIdentifier(inner.objectClass)).inserted {
             stack.append((inner, path + [inner.className]))

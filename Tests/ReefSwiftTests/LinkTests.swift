@@ -82,9 +82,7 @@ import Testing
     let roper = try #require(reef.object(ofType: Landlord.self, forPrimaryKey: "Roper"))
     try reef.write { reef.delete(roper) }
     let stored = try reef.store.read { try $0.collection("LinkingBuildingOwner").findOne() }
-    withKnownIssue("links inside embedded objects are not removed when their target is deleted") {
-      #expect(stored?["building"] == .document(["manager": .null]))
-    }
+    #expect(stored?["building"] == .document(["manager": .null]))
     #expect(holder.building?.manager == nil, "a dangling link reads as nil")
   }
 
@@ -101,9 +99,7 @@ import Testing
     #expect(failure == nil)
     reef.refresh()
     let stored = try reef.store.read { try $0.collection("Perch").findOne() }
-    withKnownIssue("links are removed only from the types the deleting Reef has registered") {
-      #expect(stored?["bird"] == .null)
-    }
+    #expect(stored?["bird"] == .null)
     #expect(perch.bird == nil, "a dangling link reads as nil")
   }
 
@@ -118,27 +114,23 @@ import Testing
     }
     #expect(failure == nil)
     reef.refresh()
-    withKnownIssue("links are removed only from the types the deleting Reef has registered: the list keeps the key") {
-      #expect(perch.flock.count == 0)
-    }
+    #expect(perch.flock.count == 0)
   }
 
   @Test func aListThatStillHoldsADeletedTargetCanBeRead() async {
-    await withKnownIssue("a list link whose target is gone stops the process when its element is read") {
-      await #expect(processExitsWith: .success) {
-        runOrExitCleanly {
-          let (reef, path) = try openReef()
-          let perch = Perch()
-          perch.flock.append(objectsIn: [Budgie(value: ["name": "Joey"]), Budgie(value: ["name": "Kiki"])])
-          try reef.write { reef.add(perch) }
-          let failure = onAnotherThread { () throws in
-            let other = try Reef(fileURL: URL(fileURLWithPath: path))
-            try other.write { other.delete(other.object(ofType: Budgie.self, forPrimaryKey: "Joey")!) }
-          }
-          guard failure == nil else { exit(2) }
-          reef.refresh()
-          _ = perch.flock.map(\.name)
+    await #expect(processExitsWith: .success) {
+      runOrExitCleanly {
+        let (reef, path) = try openReef()
+        let perch = Perch()
+        perch.flock.append(objectsIn: [Budgie(value: ["name": "Joey"]), Budgie(value: ["name": "Kiki"])])
+        try reef.write { reef.add(perch) }
+        let failure = onAnotherThread { () throws in
+          let other = try Reef(fileURL: URL(fileURLWithPath: path))
+          try other.write { other.delete(other.object(ofType: Budgie.self, forPrimaryKey: "Joey")!) }
         }
+        guard failure == nil else { exit(2) }
+        reef.refresh()
+        _ = perch.flock.map(\.name)
       }
     }
   }

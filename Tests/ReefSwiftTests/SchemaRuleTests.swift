@@ -186,25 +186,17 @@ class NamedIDNotKey: Object {
   }
 
   @Test func aCycleOfEmbeddedTypesIsRefused() throws {
-    withKnownIssue(
-      "the cycle check only looks at non-optional embedded properties, and every to-one embedded property is optional"
-    ) {
-      let error = openError([CycleHolder.self, CycleLeft.self, CycleRight.self])
-      #expect(error?.kind == .schema)
-      #expect(error?.typeName == "CycleLeft" || error?.typeName == "CycleRight")
-      #expect(error?.property == "right" || error?.property == "left")
-    }
+    let error = openError([CycleHolder.self, CycleLeft.self, CycleRight.self])
+    #expect(error?.kind == .schema)
+    #expect(error?.typeName == "CycleLeft" || error?.typeName == "CycleRight")
+    #expect(error?.property == "right" || error?.property == "left")
   }
 
   @Test func anEmbeddedTypeThatEmbedsItselfIsRefused() throws {
-    withKnownIssue(
-      "the cycle check only looks at non-optional embedded properties, and every to-one embedded property is optional"
-    ) {
-      let error = openError([SelfNestedHolder.self, SelfNested.self])
-      #expect(error?.kind == .schema)
-      #expect(error?.typeName == "SelfNested")
-      #expect(error?.property == "child")
-    }
+    let error = openError([SelfNestedHolder.self, SelfNested.self])
+    #expect(error?.kind == .schema)
+    #expect(error?.typeName == "SelfNested")
+    #expect(error?.property == "child")
   }
 
   @Test func anEmbeddedTypeReachableFromNoTopLevelTypeIsRefused() {

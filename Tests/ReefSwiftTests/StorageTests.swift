@@ -178,11 +178,7 @@ class Renamed: Object {
       _ = tenant.name
       released = reef
     }
-    withKnownIssue(
-      "a managed object with a List or LinkingObjects keeps itself (ManagedObject.accessors ↔ the collection's owner) and its Reef and Store alive: the file stays open"
-    ) {
-      #expect(released == nil)
-    }
+    #expect(released == nil)
   }
 
   @Test func aLiveObjectReadsOnlyWhatItIsAsked() throws {

@@ -167,9 +167,7 @@ import Testing
         reef.delete(tenant)
       }
     }
-    withKnownIssue("an object deleted in a transaction that rolls back stays invalidated") {
-      #expect(!tenant.isInvalidated, "the failed transaction rolled back")
-    }
+    #expect(!tenant.isInvalidated, "the failed transaction rolled back")
     #expect(reef.objects(Tenant.self).count == 1, "the failed transaction rolled back")
   }
 
