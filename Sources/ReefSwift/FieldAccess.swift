@@ -58,7 +58,7 @@ final class FieldAccess {
     let attachments = Attachments()
     do {
       let invalidates = try body(&values, writeContext(attachments))
-      if invalidates && property.isEmbedded { owner.reef.bumpEpoch(owner.epochKey + "\u{0}" + property.columnName) }
+      if invalidates && property.isEmbedded { owner.reef.bumpEpoch(owner.epochKey.child(property.columnName)) }
     } catch {
       record(error)
       return

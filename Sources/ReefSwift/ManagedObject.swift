@@ -25,7 +25,7 @@ public final class ManagedObject {
   /// The epoch of this embedded object's place when it was made: overwriting the place moves the
   /// epoch on, which invalidates this state.
   let epoch: Int
-  let epochKey: String
+  let epochKey: EpochKey
   private var document: Document?
   private var version = -1
   /// Live collection accessors handed out, by property ordinal: held weakly, since each holds
@@ -49,7 +49,7 @@ public final class ManagedObject {
     self.id = id
     self.document = document
     self.version = document == nil ? -1 : reef.version
-    epochKey = "\(schema.className)\u{0}\(id)"
+    epochKey = EpochKey(type: schema.className, id: id, path: "")
     epoch = 0
   }
 
@@ -59,7 +59,7 @@ public final class ManagedObject {
     self.parent = parent
     self.step = step
     self.id = parent.id
-    epochKey = parent.epochKey + "\u{0}" + step.field
+    epochKey = parent.epochKey.child(step.field)
     epoch = reef.epoch(epochKey)
   }
 
@@ -159,7 +159,7 @@ public final class ManagedObject {
       }
       return
     }
-    if property.isEmbedded { reef.bumpEpoch(epochKey + "\u{0}" + property.columnName) }
+    if property.isEmbedded { reef.bumpEpoch(epochKey.child(property.columnName)) }
     let attachments = Attachments()
     let context = reef.writeContext(path: [PathStep(field: property.columnName, index: nil)], attachments: attachments)
     let bson: BSON
@@ -239,4 +239,14 @@ final class Attachments {
       states[path] = state
     }
   }
+}
+
+/// Names a place that holds embedded objects: a top-level object and a path of fields.
+/// Overwriting the place moves its epoch on (``Reef/bumpEpoch(_:)``), which invalidates the
+/// accessors made for what was there.
+struct EpochKey: Hashable {
+  let type: String
+  let id: BSON
+  let path: String
+  func child(_ field: String) -> EpochKey { EpochKey(type: type, id: id, path: path + "\u{0}" + field) }
 }

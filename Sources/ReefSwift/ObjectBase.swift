@@ -126,7 +126,12 @@ open class ObjectBase: CustomStringConvertible {
   /// counted once per class from the first instance.
   static func persistedCount(_ objectClass: ObjectBase.Type, instance: ObjectBase) -> Int {
     let key = ObjectIdentifier(objectClass)
-    if let count = countsLock.withLock({ counts[key] }) { return count }
+    let thread = ThreadState.current
+    if let count = thread.persistedCounts[key] { return count }
+    if let count = countsLock.withLock({ counts[key] }) {
+      thread.persistedCounts[key] = count
+      return count
+    }
     var count = 0
     var mirror: Mirror? = Mirror(reflecting: instance)
     while let current = mirror {

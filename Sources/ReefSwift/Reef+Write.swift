@@ -78,7 +78,7 @@ extension Reef {
       if existing != nil {
         if policy == .all {
           for property in schema.properties where property.isEmbedded {
-            bumpEpoch("\(schema.className)\u{0}\(id)\u{0}\(property.columnName)")
+            bumpEpoch(EpochKey(type: schema.className, id: id, path: "").child(property.columnName))
           }
         }
         try collection.replaceDocument(forID: id, with: document)
@@ -207,7 +207,7 @@ extension ManagedObject {
       var values = Array(array).map(\.value)
       guard index < values.count else { return }
       values.remove(at: index)
-      reef.bumpEpoch(epochKey + "\u{0}" + step.field)
+      reef.bumpEpoch(epochKey.child(step.field))
       document.set(.array(BSONArray(values)), forKey: step.field)
     } else {
       document.set(.null, forKey: step.field)

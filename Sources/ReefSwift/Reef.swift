@@ -37,7 +37,7 @@ public final class Reef {
   /// The first rule broken inside the current write transaction: `write` throws it.
   private var pendingError: ReefError?
   /// The epoch of each place of an embedded object that has been overwritten.
-  private var epochs: [String: Int] = [:]
+  private var epochs: [EpochKey: Int] = [:]
   /// The types checked and set up in the file, by class.
   private var types: [ObjectIdentifier: ObjectSchema] = [:]
   /// Objects being added, by instance, with their identity (links to them in a cycle).
@@ -215,8 +215,8 @@ public final class Reef {
 
   // MARK: Epochs of embedded places
 
-  func epoch(_ key: String) -> Int { epochs[key] ?? 0 }
-  func bumpEpoch(_ key: String) {
+  func epoch(_ key: EpochKey) -> Int { epochs.isEmpty ? 0 : epochs[key] ?? 0 }
+  func bumpEpoch(_ key: EpochKey) {
     epochs[key, default: 0] += 1
     version += 1
   }

@@ -21,8 +21,9 @@ final class ThreadState {
   /// While the object layer constructs a managed object: its type. Properties then push a
   /// placeholder instead of their initial value, which a managed object never reads.
   var constructingManaged: ObjectIdentifier?
-  /// The `Reef` handles open on this thread, by store path.
-  var reefs: [String: Reef] = [:]
+  /// The number of `@Persisted` properties of each class, as `ObjectBase.init` needs it (a
+  /// copy of the process-wide table, read without a lock).
+  var persistedCounts: [ObjectIdentifier: Int] = [:]
 
   nonisolated(unsafe) static let placeholder = Box<Void>(())
 
