@@ -201,33 +201,47 @@ open class EmbeddedObject: ObjectBase {
 extension ObjectBase {
   /// Sets the properties of an unmanaged object from a dictionary, an array or an object.
   static func populate(_ object: ObjectBase, from value: Any) {
+    do {
+      try populateChecked(object, from: value)
+    } catch {
+      preconditionFailure(error.description)
+    }
+  }
+
+  /// ``populate(_:from:)`` that throws ``ReefError/Kind/invalidValue`` instead of stopping.
+  static func populateChecked(_ object: ObjectBase, from value: Any) throws(ReefError) {
     let schema = object.objectSchema
     let stored = schema.properties.filter { $0.shape.isStored }
-    func set(_ property: Property, _ value: Any) {
+    func invalid(_ message: String, _ property: Property? = nil) -> ReefError {
+      ReefError(.invalidValue, message, type: schema.className, property: property?.name)
+    }
+    func set(_ property: Property, _ value: Any) throws(ReefError) {
       let converted = property.convert(value)
-      precondition(
-        property.codec.set(converted, in: object._values[property.ordinal]),
-        "\(schema.className).\(property.name) cannot hold \(value) (a \(type(of: value))): expected \(property.typeDescription)"
-      )
+      guard property.codec.set(converted, in: object._values[property.ordinal]) else {
+        throw invalid(
+          "\(schema.className).\(property.name) cannot hold \(value) (a \(type(of: value))): expected \(property.typeDescription)",
+          property)
+      }
     }
     if let dictionary = value as? [String: Any] {
       for (key, value) in dictionary {
         guard let property = schema.property(named: key) else {
-          preconditionFailure("\(schema.className) has no property named '\(key)'")
+          throw invalid("\(schema.className) has no property named '\(key)'")
         }
-        set(property, value)
+        try set(property, value)
       }
     } else if let array = value as? [Any] {
-      precondition(
-        array.count <= stored.count, "\(schema.className) has \(stored.count) properties; \(array.count) values given")
-      for (property, value) in zip(stored, array) { set(property, value) }
+      guard array.count <= stored.count else {
+        throw invalid("\(schema.className) has \(stored.count) properties; \(array.count) values given")
+      }
+      for (property, value) in zip(stored, array) { try set(property, value) }
     } else if let other = value as? ObjectBase {
       for property in stored {
-        if let value = other[property.name] { set(property, value) }
+        if let value = other[property.name] { try set(property, value) }
       }
     } else {
-      preconditionFailure(
-        "\(schema.className)(value:) takes a dictionary, an array or an object, not a \(type(of: value))")
+      throw invalid("\(schema.className)(value:) takes a dictionary, an array or an object, not a \(type(of: value))")
     }
   }
+
 }

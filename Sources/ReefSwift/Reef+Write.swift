@@ -128,13 +128,30 @@ extension Reef {
       let keyValue = dictionary[key.name] ?? dictionary[key.columnName],
       let existing = object(ofType: type, forPrimaryKey: keyValue)
     {
-      for (name, value) in dictionary where schema.property(named: name)?.isPrimary == false {
-        existing[name] = schema.property(named: name)!.convert(value)
+      for (name, value) in dictionary {
+        guard let property = schema.property(named: name) else {
+          record(
+            ReefError(.invalidValue, "\(schema.className) has no property named '\(name)'", type: schema.className))
+          continue
+        }
+        if property.isPrimary { continue }
+        if let managed = existing._managed, !property.codec.set(managed, property, property.convert(value)) {
+          record(
+            ReefError(
+              .invalidValue,
+              "\(schema.className).\(name) cannot hold \(value) (a \(Swift.type(of: value))): expected \(property.typeDescription)",
+              type: schema.className, property: name))
+        }
       }
       return existing
     }
     let object = T()
-    ObjectBase.populate(object, from: value)
+    do {
+      try ObjectBase.populateChecked(object, from: value)
+    } catch {
+      record(error)
+      return object
+    }
     add(object, update: update)
     return object
   }

@@ -94,19 +94,15 @@ class MaybeKeyed: Object {
   }
 
   @Test func aWrongTypeInCreateIsAnInvalidValueError() async {
-    await withKnownIssue(
-      "create(_:value:) with a value of the wrong type stops the process instead of recording invalidValue"
-    ) {
-      await #expect(processExitsWith: .success) {
-        runOrExitCleanly {
-          let (reef, _) = try openReef()
-          do {
-            try reef.write { reef.create(Tenant.self, value: ["id": 1, "age": "thirty"]) }
-          } catch let error as ReefError where error.kind == .invalidValue {
-            exit(0)
-          }
-          exit(1)
+    await #expect(processExitsWith: .success) {
+      runOrExitCleanly {
+        let (reef, _) = try openReef()
+        do {
+          try reef.write { reef.create(Tenant.self, value: ["id": 1, "age": "thirty"]) }
+        } catch let error as ReefError where error.kind == .invalidValue && error.property == "age" {
+          exit(reef.objects(Tenant.self).isEmpty ? 0 : 3)
         }
+        exit(1)
       }
     }
   }
