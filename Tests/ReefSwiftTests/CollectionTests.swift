@@ -234,3 +234,27 @@ class NothingStored: Object {
     }
   }
 }
+
+@Suite struct DanglingLinkTests {
+  @Test func aListKeyWithoutItsObjectIsNotAnElement() throws {
+    let (reef, _) = try openReef()
+    let person = Person()
+    person.id = 1
+    let rex = Dog()
+    rex.name = "Rex"
+    person.dogs.append(rex)
+    try reef.write { reef.add(person) }
+    // Imported data may name an object that is not there.
+    let rexID = try #require(try reef.store.read { try $0.collection("Dog").findOne()?["_id"] })
+    try reef.store.write { transaction in
+      let result = try transaction.collection("Person").updateOne(
+        ["id": .int64(1)], ["$set": ["dogs": .array([.objectId(ObjectId()), rexID])]])
+      #expect(result.modified == 1)
+    }
+    reef.refresh()
+    let stored = try reef.store.read { try $0.collection("Person").findOne() }
+    #expect(stored?["dogs"].map { if case .array(let keys) = $0 { keys.count } else { 0 } } == 2)
+    #expect(person.dogs.count == 1)
+    #expect(person.dogs.map(\.name) == ["Rex"])
+  }
+}
