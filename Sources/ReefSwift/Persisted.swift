@@ -130,9 +130,18 @@ class PropertyCodec {
   func get(_ owner: ManagedObject, _ property: Property) -> Any { fatalError("abstract") }
   /// Writes a managed object's property (dynamic access); false when the value does not fit.
   func set(_ owner: ManagedObject, _ property: Property, _ value: Any) -> Bool { fatalError("abstract") }
+  /// The collection accessor (`List`, `MutableSet`, `Map`, `LinkingObjects`, `ReefProperty`) in
+  /// an unmanaged object's box, which becomes managed with its object; nil for other types.
+  func collection(in box: AnyObject) -> ManagedCollection? { fatalError("abstract") }
 }
 
 final class TypedCodec<Value: _Persistable>: PropertyCodec {
+  /// Whether values are collection accessors: decided once per property, not per object.
+  private let holdsCollections = Value.self is ManagedCollection.Type
+  override func collection(in box: AnyObject) -> ManagedCollection? {
+    guard holdsCollections else { return nil }
+    return unsafeDowncast(box, to: Box<Value>.self).value as? ManagedCollection
+  }
   override func encode(box: AnyObject, _ context: _WriteContext) throws(ReefError) -> BSON {
     try unsafeDowncast(box, to: Box<Value>.self).value._reefEncode(context)
   }

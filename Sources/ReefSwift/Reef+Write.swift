@@ -97,7 +97,7 @@ extension Reef {
     noteChange(schema.className, structural: existing == nil)
     let state = ManagedObject(reef: self, schema: schema, id: id, document: document)
     for property in schema.properties {
-      if let collection = property.codec.value(in: object._values[property.ordinal]) as? ManagedCollection {
+      if let collection = property.codec.collection(in: object._values[property.ordinal]) {
         collection.attach(to: state, property: property)
         state.setAccessor(property.ordinal, collection as AnyObject)
       }
