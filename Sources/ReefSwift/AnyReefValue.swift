@@ -186,11 +186,7 @@ extension ReefProperty: _Persistable {
   }
   public func _reefEncode(_ context: _WriteContext) throws(ReefError) -> BSON { try value._reefEncode(context) }
   public static func _reefGet(_ owner: ManagedObject, _ property: Property) -> ReefProperty {
-    if let existing = owner.accessor(property.ordinal) as? ReefProperty { return existing }
-    let accessor = ReefProperty()
-    accessor.attach(to: owner, property: property)
-    owner.setAccessor(property.ordinal, accessor)
-    return accessor
+    owner.collectionAccessor(property) { ReefProperty() }
   }
   public static func _reefSet(_ owner: ManagedObject, _ property: Property, _ value: ReefProperty) {
     if value === owner.accessor(property.ordinal) { return }

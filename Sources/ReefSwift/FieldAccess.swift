@@ -89,3 +89,15 @@ final class FieldAccess {
     }
   }
 }
+
+extension ManagedObject {
+  /// The live accessor of a collection property: the one handed out while someone still holds
+  /// it (so that `person.dogs` is one list), or a new one made by `make` and attached here.
+  func collectionAccessor<C: ManagedCollection>(_ property: Property, make: () -> C) -> C {
+    if let existing = accessor(property.ordinal) as? C { return existing }
+    let made = make()
+    made.attach(to: self, property: property)
+    setAccessor(property.ordinal, made)
+    return made
+  }
+}

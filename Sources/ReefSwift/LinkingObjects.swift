@@ -59,11 +59,9 @@ extension LinkingObjects: _Persistable {
   }
   public func _reefEncode(_ context: _WriteContext) -> BSON { .null }
   public static func _reefGet(_ owner: ManagedObject, _ property: Property) -> LinkingObjects {
-    if let existing = owner.accessor(property.ordinal) as? LinkingObjects { return existing }
-    let linking = LinkingObjects(fromType: Element.self, property: property.linkOriginPropertyName ?? "")
-    linking.attach(to: owner, property: property)
-    owner.setAccessor(property.ordinal, linking)
-    return linking
+    owner.collectionAccessor(property) {
+      LinkingObjects(fromType: Element.self, property: property.linkOriginPropertyName ?? "")
+    }
   }
   public static func _reefSet(_ owner: ManagedObject, _ property: Property, _ value: LinkingObjects) {
     preconditionFailure("LinkingObjects are computed from the links that point here; they cannot be set")

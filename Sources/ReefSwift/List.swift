@@ -202,11 +202,7 @@ extension List: _Persistable {
     return .array(BSONArray(values))
   }
   public static func _reefGet(_ owner: ManagedObject, _ property: Property) -> List {
-    if let list = owner.accessor(property.ordinal) as? List { return list }
-    let list = List()
-    list.attach(to: owner, property: property)
-    owner.setAccessor(property.ordinal, list)
-    return list
+    owner.collectionAccessor(property) { List() }
   }
   public static func _reefSet(_ owner: ManagedObject, _ property: Property, _ value: List) {
     if value === owner.accessor(property.ordinal) { return }

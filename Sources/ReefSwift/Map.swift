@@ -118,11 +118,7 @@ extension Map: _Persistable {
     return .document(Document(encoded))
   }
   public static func _reefGet(_ owner: ManagedObject, _ property: Property) -> Map {
-    if let map = owner.accessor(property.ordinal) as? Map { return map }
-    let map = Map()
-    map.attach(to: owner, property: property)
-    owner.setAccessor(property.ordinal, map)
-    return map
+    owner.collectionAccessor(property) { Map() }
   }
   public static func _reefSet(_ owner: ManagedObject, _ property: Property, _ value: Map) {
     if value === owner.accessor(property.ordinal) { return }

@@ -132,11 +132,7 @@ extension MutableSet: _Persistable {
     return .array(BSONArray(values))
   }
   public static func _reefGet(_ owner: ManagedObject, _ property: Property) -> MutableSet {
-    if let set = owner.accessor(property.ordinal) as? MutableSet { return set }
-    let set = MutableSet()
-    set.attach(to: owner, property: property)
-    owner.setAccessor(property.ordinal, set)
-    return set
+    owner.collectionAccessor(property) { MutableSet() }
   }
   public static func _reefSet(_ owner: ManagedObject, _ property: Property, _ value: MutableSet) {
     if value === owner.accessor(property.ordinal) { return }
