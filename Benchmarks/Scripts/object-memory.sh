@@ -4,6 +4,7 @@
 #
 #   Benchmarks/Scripts/object-memory.sh             # COUNT=1000000
 #   COUNT=100000 Benchmarks/Scripts/object-memory.sh
+#   BINARY=/path/to/ReefObjectIterate Benchmarks/Scripts/object-memory.sh   # no build
 #
 # Builds ReefObjectIterate (release), makes its fixture when missing (a Reef file and a GRDB
 # database of COUNT contacts in $REEF_OBJECT_FIXTURES, default /tmp/reef-object-fixtures, the
@@ -18,8 +19,11 @@ package="$(dirname "$here")"
 COUNT="${COUNT:-1000000}"
 
 cd "$package"
-swift build -c release --product ReefObjectIterate >/dev/null
-binary="$package/.build/release/ReefObjectIterate"
+if [ -z "${BINARY:-}" ]; then
+  swift build -c release --product ReefObjectIterate >/dev/null
+  BINARY="$package/.build/release/ReefObjectIterate"
+fi
+binary="$BINARY"
 "$binary" make "$COUNT" >/dev/null
 
 echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(free -g | awk '/^Mem:/ {print $2}') GiB RAM; $(date -u +%Y-%m-%dT%H:%MZ); load $(cut -d' ' -f1-3 /proc/loadavg)"
