@@ -95,7 +95,7 @@ PAIRS = [
      "grdb-fetchOne-key", 1.5, None),
     ("13.3 indexed query address.city, sorted by address.street", "object-query", "reef-filter-sorted",
      "grdb-filter-order", 1.0, None),
-    ("13.4 change address.city in 10k objects, one transaction", "object-update", "reef-set-address.city",
+    ("13.4 change address.city in U objects (issue: 10k), one transaction", "object-update", "reef-set-address.city",
      "grdb-updateChanges", 1.0, None),
     ("13.5 iterate 1M objects of a Results, one property", "object-iterate", "reef-Results", "grdb-fetchCursor", 1.0,
      None),

@@ -405,9 +405,8 @@ let benchmarks: @Sendable () -> Void = {
     // `object(ofType:forPrimaryKey:)` then returns nil, and `write` throws the map-full error.
     // (Setting a larger map with a `Store` opened first does not carry over.)
     let reef = openReef(paths.reef)
-    // As for the reads: without this, `object(ofType:forPrimaryKey:)` inside the write returns
-    // nil (the `Contact` handle, opened in the Reef's first snapshot, is closed when that
-    // snapshot ends, and the store still uses it).
+    // As for the reads: the collection's handle is opened by a short raw read first, and the
+    // Reef takes a new snapshot after it.
     try! reef.store.read { transaction in
       _ = try transaction.collection("Contact").document(forID: .objectId(data().contactIDs[0]))
     }
