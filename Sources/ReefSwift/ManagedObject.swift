@@ -40,7 +40,7 @@ public final class ManagedObject {
     self.id = id
     self.document = document
     self.version = document == nil ? -1 : reef.version
-    epochKey = "\(schema.className)\u{0}\(id)"
+    epochKey = schema.className + "\u{0}" + ManagedObject.key(of: id)
     epoch = 0
   }
 
@@ -54,12 +54,25 @@ public final class ManagedObject {
     epoch = reef.epoch(epochKey)
   }
 
+  /// `id` as a string for the keys above. Interpolating a `BSON` prints it through `Mirror`
+  /// (it has no `description`), which cost half of iterating objects; the usual primary keys
+  /// get a tagged string instead (the tag `\u{1}` never starts an interpolated value).
+  static func key(of id: BSON) -> String {
+    switch id {
+    case .objectId(let value): return "\u{1}o" + value.hex
+    case .string(let value): return "\u{1}s" + value
+    case .int64(let value): return "\u{1}l" + String(value)
+    case .int32(let value): return "\u{1}i" + String(value)
+    default: return "\(id)"
+    }
+  }
+
   /// The top-level object this state belongs to.
   var top: ManagedObject { parent?.top ?? self }
 
   /// A string that names this object in its file: type, `_id` and path.
   var identityPath: String {
-    guard let parent else { return "\(schema.className)\u{0}\(id)" }
+    guard let parent else { return schema.className + "\u{0}" + ManagedObject.key(of: id) }
     return parent.identityPath + "\u{0}\(step.field)" + (step.index.map { ".\($0)" } ?? "")
   }
 

@@ -78,7 +78,7 @@ extension Reef {
       if existing != nil {
         if policy == .all {
           for property in schema.properties where property.isEmbedded {
-            bumpEpoch("\(schema.className)\u{0}\(id)\u{0}\(property.columnName)")
+            bumpEpoch(schema.className + "\u{0}" + ManagedObject.key(of: id) + "\u{0}" + property.columnName)
           }
         }
         try collection.replaceDocument(forID: id, with: document)
