@@ -23,6 +23,8 @@ let package = Package(
   dependencies: [
     .package(name: "Reef", path: ".."),
     .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
+    // GRDB 7 (SQLite through Codable records), the anchor of ObjectBenchmarks.
+    .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
   ],
   targets: [
     // libbson, for the C anchors.
@@ -48,6 +50,28 @@ let package = Package(
     benchmarkTarget("CodableBenchmarks", [], []),
     benchmarkTarget("QueryBenchmarks", ["CBench", .product(name: "ReefQuery", package: "Reef")], []),
     benchmarkTarget("StoreBenchmarks", ["CSQLiteBench", .product(name: "ReefStore", package: "Reef")], []),
+    // ReefSwift's object layer against GRDB 7 and against ReefStore's raw documents (issue 13):
+    // the models and data both sides store (ObjectModels), the benchmarks, and a loop over a
+    // million objects for peak memory (ReefObjectIterate, Scripts/object-memory.sh).
+    .target(
+      name: "ObjectModels",
+      dependencies: [
+        "BenchSupport", .product(name: "ReefSwift", package: "Reef"), .product(name: "ReefStore", package: "Reef"),
+        .product(name: "GRDB", package: "GRDB.swift"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v5)]),
+    benchmarkTarget(
+      "ObjectBenchmarks",
+      [
+        "ObjectModels", .product(name: "ReefSwift", package: "Reef"), .product(name: "ReefStore", package: "Reef"),
+        .product(name: "GRDB", package: "GRDB.swift"),
+      ], []),
+    .executableTarget(
+      name: "ReefObjectIterate",
+      dependencies: [
+        "ObjectModels", .product(name: "ReefSwift", package: "Reef"), .product(name: "GRDB", package: "GRDB.swift"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v5)]),
     // Not a benchmark: streaming import into a store and export from it, for peak memory
     // (Scripts/store-memory.sh).
     .executableTarget(

@@ -86,6 +86,22 @@ PAIRS = [
      None),
     ("8e full-scan equality on address.city", "query-scan", "reef-find-scan", "sqlite-json_extract-scan", 5.0,
      None),
+    # ObjectBenchmarks: ReefSwift's object layer vs GRDB 7 (Codable records, WAL, synchronous=FULL) and vs
+    # ReefStore's raw documents (issue 13). Inserts and updates are paired on wall clock (the flush counts),
+    # the rest on process CPU. "Within 1.5x of raw" is a ratio raw / object layer of at least 1/1.5.
+    ("13.1 insert 100k contacts + 25k businesses, one transaction", "object-insert", "reef-add", "grdb-insert", 2.0,
+     None),
+    ("13.2 read every object by primary key, two properties", "object-read", "reef-object-forPrimaryKey",
+     "grdb-fetchOne-key", 1.5, None),
+    ("13.3 indexed query address.city, sorted by address.street", "object-query", "reef-filter-sorted",
+     "grdb-filter-order", 1.0, None),
+    ("13.4 change address.city in U objects (issue: 10k), one transaction", "object-update", "reef-set-address.city",
+     "grdb-updateChanges", 1.0, None),
+    ("13.5 iterate 1M objects of a Results, one property", "object-iterate", "reef-Results", "grdb-fetchCursor", 1.0,
+     None),
+    ("13.6a object layer vs raw documents: insert", "object-insert", "reef-add", "store-insert", 1 / 1.5, None),
+    ("13.6b object layer vs raw documents: read by _id", "object-read", "reef-object-forPrimaryKey",
+     "store-documentForID", 1 / 1.5, None),
     ("(iterate all values vs bson_iter walk, no goal)", "iterate", "reef-walk-values", "libbson-iter-walk",
      None, "bson"),
 ]
@@ -93,9 +109,10 @@ ALLOCATION_ROWS = [("iterate", "reef-types"), ("iterate", "reef-walk-values")]
 DATASETS = ["flat", "deep", "full", "tweet", "address.city", "addresses.city", "1M", "100k", "50k", "20k", "10k"]
 # Query groups time one pass over a 100,000-document stream per operation (scaling factor 1).
 # So do the store groups except lookup (1,000 lookups per iteration): one import, one commit, one query.
-UNSCALED_GROUPS = {"scan", "sort", "import", "commit", "query-indexed", "query-scan"}
+UNSCALED_GROUPS = {"scan", "sort", "import", "commit", "query-indexed", "query-scan",
+                   "object-insert", "object-read", "object-query", "object-update", "object-iterate"}
 # Store groups whose pairs record wall-clock ratios (their I/O, the fsync, counts); the others record thread CPU.
-WALL_PAIRED_GROUPS = {"import", "commit"}
+WALL_PAIRED_GROUPS = {"import", "commit", "object-insert", "object-update"}
 
 
 def load_round(directory):
@@ -126,11 +143,12 @@ def load_round(directory):
                     unit = TIME_UNITS.get(metric["scoreUnit"], 1.0) / scaling
                     metrics["ns"] = p50 * unit
                     metrics["min_ns"] = metric["scorePercentiles"]["0.0"] * unit
-                elif label.startswith("Import wall clock") and parts[0] == "import":
-                    # StoreBenchmarks' imports time themselves (see StoreBenchmarks.swift).
+                elif (label.startswith("Import wall clock") and parts[0] == "import") or label.startswith(
+                        "Operation wall clock"):
+                    # StoreBenchmarks' imports and ObjectBenchmarks' operations time themselves.
                     metrics["import_ns"] = p50
                     metrics["import_min_ns"] = metric["scorePercentiles"]["0.0"]
-                elif label.startswith("Thread CPU"):
+                elif label.startswith("Thread CPU") or label.startswith("Process CPU"):
                     # A custom metric in nanoseconds per inner loop (JMH may scale it to a unit).
                     unit = TIME_UNITS.get(metric["scoreUnit"], 1.0) / scaling
                     metrics["cpu_ns"] = p50 * unit
@@ -188,8 +206,10 @@ def main(dirs):
           "| ratio paired | ratio CPU | ratio wall | goal | met |")
     print("|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|:-:|")
     blocked = []
+    # Datasets named by the benchmarks' sizes (e.g. "100k+25k" from ObjectBenchmarks) come after the known ones.
+    seen = sorted({key[1] for r in rounds for key in r if len(key) == 3} - set(DATASETS))
     for title, group, reef, anchor, goal, kind in PAIRS:
-        for dataset in DATASETS:
+        for dataset in DATASETS + seen:
             cpu_ratios, wall_ratios, paired = [], [], []
             reef_cpu, anchor_cpu, reef_wall, anchor_wall = [], [], [], []
             for r in rounds:
@@ -224,7 +244,7 @@ def main(dirs):
             nbytes = task_bytes(kind, dataset)
             spec = SPEC_BYTES.get(dataset) if kind in ("bson", "json") else None
             met = "" if goal is None else ("yes" if ratio >= goal else "**no**")
-            goal_text = "–" if goal is None else f"≥{goal:g}x"
+            goal_text = "–" if goal is None else f"≥{goal:.3g}x"
             anchor_name = anchor[1] if isinstance(anchor, tuple) else anchor
             print(
                 f"| {title} | {dataset} | {reef} | {rc:,.0f} | {fmt_mbs(nbytes, rw)} | {fmt_mbs(spec, rw)} | "

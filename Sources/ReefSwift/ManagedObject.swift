@@ -68,7 +68,7 @@ public final class ManagedObject {
 
   /// A string that names this object in its file: type, `_id` and path.
   var identityPath: String {
-    guard let parent else { return "\(schema.className)\u{0}\(id)" }
+    guard let parent else { return "\(schema.className)\u{0}\(id.extendedJSON(.canonical))" }
     return parent.identityPath + "\u{0}\(step.field)" + (step.index.map { ".\($0)" } ?? "")
   }
 

@@ -85,6 +85,10 @@ enum StoreTable {
       return try lock.withLock {
         if let store = stores[path]?.store { return store }
         var options = StoreOptions()
+        // The map is address space, not disk: the file grows with what is written. A larger
+        // first map lets one write transaction change much of a file (each changed page is
+        // copied), where the store's default 64 MB could fill while readers keep it from growing.
+        options.initialMapSize = 1 << 30
         options.readOnly = readOnly
         options.durability = durability
         let store = try Store(path: path, options: options)

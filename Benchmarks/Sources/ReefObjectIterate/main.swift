@@ -1,0 +1,56 @@
+// Not a benchmark: one object-layer operation over a fixture (ObjectModels/ObjectFixtures.swift),
+// for Scripts/object-memory.sh (peak memory) and for perf / callgrind.
+//
+//   ReefObjectIterate make COUNT     # makes the fixture of COUNT contacts when missing
+//   ReefObjectIterate reef COUNT     # Reef: `for contact in reef.objects(Contact.self)`, reading `name`
+//   ReefObjectIterate grdb COUNT     # GRDB: `ContactRecord.fetchCursor(db)`, reading `name`
+//   ReefObjectIterate read COUNT     # Reef: every contact by primary key, reading `name` and `address.city`
+//   ReefObjectIterate insert COUNT   # Reef: COUNT new contacts into a new file, one transaction
+
+import Foundation
+import ObjectModels
+import ReefSwift
+
+let arguments = CommandLine.arguments
+let modes = ["make", "reef", "grdb", "read", "insert"]
+guard arguments.count == 3, let count = Int(arguments[2]), modes.contains(arguments[1]) else {
+  FileHandle.standardError.write("usage: ReefObjectIterate \(modes.joined(separator: "|")) COUNT\n".data(using: .utf8)!)
+  exit(2)
+}
+let start = Date()
+func elapsed() -> Int { Int(-start.timeIntervalSinceNow * 1000) }
+switch arguments[1] {
+case "insert":
+  let data = ObjectData(contacts: count, businesses: count / 4)
+  let path = NSTemporaryDirectory() + "reef-object-insert-\(getpid()).reef"
+  let begin = Date()
+  do {
+    let reef = openReef(path)
+    addObjects(data, to: reef)
+  }
+  print("insert: \(count) contacts, \(count / 4) businesses, \(Int(-begin.timeIntervalSinceNow * 1000)) ms")
+  removeDatabase(path)
+case "read":
+  let paths = fixture("iterate-\(count)", contacts: count, businesses: 0)
+  let data = ObjectData(contacts: count, businesses: 0)
+  let reef = openReef(paths.reef)
+  let begin = Date()
+  var bytes = 0
+  for id in data.contactIDs {
+    let contact = reef.object(ofType: Contact.self, forPrimaryKey: id)!
+    bytes &+= contact.name.utf8.count &+ (contact.address?.city?.utf8.count ?? 0)
+  }
+  print("read: \(count) contacts, \(bytes) bytes, \(Int(-begin.timeIntervalSinceNow * 1000)) ms")
+default:
+  let paths = fixture("iterate-\(count)", contacts: count, businesses: 0)
+  switch arguments[1] {
+  case "reef":
+    let (seen, bytes) = iterateContacts(openReef(paths.reef))
+    print("reef: \(seen) contacts, \(bytes) bytes of names, \(elapsed()) ms")
+  case "grdb":
+    let (seen, bytes) = iterateContactRecords(openGRDB(paths.grdb))
+    print("grdb: \(seen) contacts, \(bytes) bytes of names, \(elapsed()) ms")
+  default:
+    print("fixture: \(paths.reef), \(paths.grdb)")
+  }
+}
