@@ -122,3 +122,31 @@ class Pet: Object {
     #expect(distinct[2].name == "B")
   }
 }
+
+class WornBadge: EmbeddedObject {
+  @Persisted var label = ""
+  @Persisted(originProperty: "badge") var wearer: LinkingObjects<Wearer>
+}
+
+class Wearer: Object {
+  @Persisted var name = ""
+  @Persisted var badge: WornBadge?
+}
+
+@Suite struct EmbeddedBacklinkTests {
+  @Test func anEmbeddedObjectReachesItsParentThroughLinkingObjects() throws {
+    let (reef, path) = try openReef()
+    let wearer = Wearer()
+    wearer.name = "Ann"
+    wearer.badge = WornBadge()
+    wearer.badge?.label = "gold"
+    try reef.write { reef.add(wearer) }
+    let badge = try #require(wearer.badge)
+    #expect(badge.wearer.count == 1)
+    #expect(badge.wearer.first?.name == "Ann")
+    #expect(badge.wearer.first?.isEqual(to: wearer) == true)
+    let stored = try #require(try reef.store.read { try $0.collection("Wearer").findOne() })
+    #expect(stored["badge"] == .document(["label": "gold"]), "LinkingObjects are not stored")
+    _ = path
+  }
+}
