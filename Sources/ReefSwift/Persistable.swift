@@ -42,18 +42,41 @@ public struct _ReadContext {
 public struct _WriteContext {
   let reef: Reef?
   let attachments: Attachments?
-  let path: [PathStep]
+  /// The path of the enclosing object's place, without the last step.
+  private let base: [PathStep]
+  /// The last step, kept apart so that a scalar property's context allocates no array.
+  private let last: PathStep?
   let policy: UpdatePolicy
+
+  init(reef: Reef?, attachments: Attachments?, path: [PathStep], policy: UpdatePolicy) {
+    self.reef = reef
+    self.attachments = attachments
+    base = Array(path.dropLast())
+    last = path.last
+    self.policy = policy
+  }
+
+  private init(reef: Reef?, attachments: Attachments?, base: [PathStep], last: PathStep?, policy: UpdatePolicy) {
+    self.reef = reef
+    self.attachments = attachments
+    self.base = base
+    self.last = last
+    self.policy = policy
+  }
+
+  /// The value's path from the object being written.
+  var path: [PathStep] { last.map { base + [$0] } ?? base }
+
   /// The context of the element at `index` of the array at this path.
   func at(index: Int) -> _WriteContext {
-    var path = path
-    if !path.isEmpty { path[path.count - 1].index = index }
-    return _WriteContext(reef: reef, attachments: attachments, path: path, policy: policy)
+    guard var step = last else { return self }
+    step.index = index
+    return _WriteContext(reef: reef, attachments: attachments, base: base, last: step, policy: policy)
   }
   /// The context of a field of the embedded object at this path.
   func appending(_ field: String) -> _WriteContext {
     _WriteContext(
-      reef: reef, attachments: attachments, path: path + [PathStep(field: field, index: nil)], policy: policy)
+      reef: reef, attachments: attachments, base: path, last: PathStep(field: field, index: nil), policy: policy)
   }
 }
 
