@@ -97,7 +97,12 @@ public final class ObjectSchema: CustomStringConvertible, @unchecked Sendable {
   /// The schema of a class, discovered on first use.
   static func of(_ objectClass: ObjectBase.Type) -> ObjectSchema {
     let key = ObjectIdentifier(objectClass)
-    if let schema = lock.withLock({ schemas[key] }) { return schema }
+    let thread = ThreadState.current
+    if let schema = thread.schemas[key] { return schema }
+    if let schema = lock.withLock({ schemas[key] }) {
+      thread.schemas[key] = schema
+      return schema
+    }
     // Discovered outside the lock: constructing the prototype may discover other classes.
     let schema = ObjectSchema(objectClass: objectClass)
     return lock.withLock {

@@ -24,6 +24,8 @@ final class ThreadState {
   /// The number of `@Persisted` properties of each class, as `ObjectBase.init` needs it (a
   /// copy of the process-wide table, read without a lock).
   var persistedCounts: [ObjectIdentifier: Int] = [:]
+  /// The schemas discovered, by class (a copy of the process-wide table, read without a lock).
+  var schemas: [ObjectIdentifier: ObjectSchema] = [:]
 
   nonisolated(unsafe) static let placeholder = Box<Void>(())
 
