@@ -39,24 +39,4 @@ enum BSONArgument {
       return nil
     }
   }
-
-  /// A number as a Double, for averages.
-  static func double(_ value: BSON) -> Double? {
-    switch value {
-    case .double(let x): x
-    case .int32(let x): Double(x)
-    case .int64(let x): Double(x)
-    default: nil
-    }
-  }
-
-  /// A BSON value as a scalar Swift type, or nil when it does not fit.
-  static func value<T: _ReefScalar>(_ value: BSON, as type: T.Type) -> T? {
-    var builder = DocumentBuilder()
-    builder.append("v", value)
-    let document = builder.document
-    return withExtendedLifetime(document) {
-      T._reefDecode(document.element(forKey: "v"), _ReadContext(owner: nil, field: "", index: nil))
-    }
-  }
 }

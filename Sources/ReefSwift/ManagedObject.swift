@@ -83,8 +83,9 @@ public final class ManagedObject {
       } else if let parentDocument = parent.currentDocument(), let element = parentDocument.element(forKey: step.field)
       {
         if let index = step.index {
-          if let array = element.document, index < array.count,
-            case .document(let sub)? = Array(array)[index].value as BSON?
+          // Walks to the element without decoding the others.
+          if let array = element.document, let item = array.dropFirst(index).first(where: { _ in true }),
+            let sub = item.document, item.type == .document
           {
             fresh = sub
           } else {

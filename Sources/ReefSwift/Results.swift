@@ -256,34 +256,41 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
   // MARK: Aggregates
 
-  private func values(of property: String) -> [BSON] {
+  /// The non-null values of a property among the results, each with its element (decoded into
+  /// a Swift value only where one is needed).
+  private func values(of property: String) -> [(value: BSON, element: Document.Element)] {
     let path = FieldMapping(schema).map(FieldPath(property)).description
-    var values: [BSON] = []
+    var values: [(value: BSON, element: Document.Element)] = []
     let cursor = cursor(sorted: false)
     while let document = try? cursor.next() {
-      if let value = document[path], value != .null { values.append(value) }
+      if let element = document.element(atPath: path), element.type != .null { values.append((element.value, element)) }
     }
     return values
   }
 
+  /// A scalar read from a stored element (scalars need no owner).
+  private func scalar<T: _ReefScalar>(_ element: Document.Element, as type: T.Type) -> T? {
+    T._reefDecode(element, _ReadContext(owner: nil, field: "", index: nil))
+  }
+
   /// The smallest value of a property among the results, or nil when there is none.
   public func min<T: _ReefScalar>(ofProperty property: String) -> T? {
-    values(of: property).min { compareBSON($0, $1) < 0 }.flatMap { BSONArgument.value($0, as: T.self) }
+    values(of: property).min { compareBSON($0.value, $1.value) < 0 }.flatMap { scalar($0.element, as: T.self) }
   }
 
   /// The largest value of a property among the results, or nil when there is none.
   public func max<T: _ReefScalar>(ofProperty property: String) -> T? {
-    values(of: property).max { compareBSON($0, $1) < 0 }.flatMap { BSONArgument.value($0, as: T.self) }
+    values(of: property).max { compareBSON($0.value, $1.value) < 0 }.flatMap { scalar($0.element, as: T.self) }
   }
 
   /// The sum of a numeric property over the results.
   public func sum<T: _ReefScalar & AdditiveArithmetic>(ofProperty property: String) -> T {
-    values(of: property).compactMap { BSONArgument.value($0, as: T.self) }.reduce(.zero, +)
+    values(of: property).compactMap { scalar($0.element, as: T.self) }.reduce(.zero, +)
   }
 
   /// The average of a numeric property over the results, or nil when there is none.
   public func average<T: BinaryFloatingPoint>(ofProperty property: String) -> T? {
-    let numbers = values(of: property).compactMap { BSONArgument.double($0) }
+    let numbers = values(of: property).compactMap { scalar($0.element, as: Double.self) }
     return numbers.isEmpty ? nil : T(numbers.reduce(0, +) / Double(numbers.count))
   }
 
