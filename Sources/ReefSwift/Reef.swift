@@ -254,6 +254,16 @@ public final class Reef {
     return schema
   }
 
+  /// ``register(_:)`` for calls that cannot throw (`objects`, `object(ofType:forPrimaryKey:)`):
+  /// a model that breaks a schema rule stops with the rule, type and property.
+  func registerOrStop(_ objectClass: ObjectBase.Type) -> ObjectSchema {
+    do {
+      return try register(objectClass)
+    } catch {
+      preconditionFailure("\(error)")
+    }
+  }
+
   /// The types this `Reef` has registered.
   var registeredSchemas: [ObjectSchema] { Array(types.values) }
 
@@ -348,12 +358,7 @@ public final class Reef {
   /// All objects of a type: a live, lazy ``Results``.
   public func objects<Element: Object>(_ type: Element.Type) -> Results<Element> {
     checkThread()
-    let schema: ObjectSchema
-    do {
-      schema = try register(type)
-    } catch {
-      preconditionFailure("\(error)")
-    }
+    let schema = registerOrStop(type)
     return Results(reef: self, schema: schema)
   }
 
@@ -362,12 +367,7 @@ public final class Reef {
   /// `key` is the primary key's value (`Int`, `String`, `ObjectId`, `UUID`, or an optional).
   public func object<Element: Object, KeyType>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
     checkThread()
-    let schema: ObjectSchema
-    do {
-      schema = try register(type)
-    } catch {
-      preconditionFailure("\(error)")
-    }
+    let schema = registerOrStop(type)
     precondition(schema.primaryKeyProperty != nil, "\(schema.className) has no primary key")
     guard let identity = BSONArgument.bson(key), identity != .null || schema.primaryKeyProperty!.isOptional,
       let document = try? document(of: schema, identity: identity)
