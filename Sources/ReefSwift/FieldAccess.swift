@@ -101,3 +101,27 @@ extension ManagedObject {
     return made
   }
 }
+
+/// What `List`, `MutableSet` and `Map` share: the elements of an unmanaged collection, and the
+/// field of a managed one. For ReefSwift's own collections.
+public class _CollectionAccessor<Stored>: ManagedCollection {
+  /// The elements while unmanaged.
+  var storage: [Stored] = []
+  /// The managed field, once the owning object is in a `Reef`.
+  var access: FieldAccess?
+
+  /// An empty, unmanaged collection.
+  public init() {}
+
+  func attach(to owner: ManagedObject, property: Property) {
+    access = FieldAccess(owner: owner, property: property)
+    storage = []
+  }
+
+  /// The `Reef` managing the collection, or nil when unmanaged.
+  public var reef: Reef? { access?.owner.reef }
+  /// Realm's name for ``reef``.
+  public var realm: Reef? { reef }
+  /// Whether the collection's object has been deleted.
+  public var isInvalidated: Bool { access.map { $0.owner.currentDocument() == nil } ?? false }
+}

@@ -20,26 +20,11 @@ protocol ManagedCollection: AnyObject {
 /// ```
 /// A managed list reads its object's current document; its element positions are computed once
 /// per version of the `Reef`, so indexing is O(1).
-public final class List<Element: _ReefCollectionElement>: RandomAccessCollection, MutableCollection, ManagedCollection,
-  CustomStringConvertible
+public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<Element>, RandomAccessCollection,
+  MutableCollection, CustomStringConvertible
 {
-  private var storage: [Element] = []
-  private var access: FieldAccess?
-
   /// An empty, unmanaged list.
-  public init() {}
-
-  func attach(to owner: ManagedObject, property: Property) {
-    access = FieldAccess(owner: owner, property: property)
-    storage = []
-  }
-
-  /// The `Reef` managing the list, or nil when unmanaged.
-  public var reef: Reef? { access?.owner.reef }
-  /// Realm's name for ``reef``.
-  public var realm: Reef? { reef }
-  /// Whether the list's object has been deleted.
-  public var isInvalidated: Bool { access.map { $0.owner.currentDocument() == nil } ?? false }
+  public override init() { super.init() }
 
   public var startIndex: Int { 0 }
   public var endIndex: Int { count }

@@ -11,22 +11,11 @@ import ReefBSON
 /// ```
 /// Keys cannot be empty, start with `$` or contain `.` (MongoDB's field name rules) or NUL.
 /// A map cannot hold embedded objects yet.
-public final class Map<Key: _ReefMapKey, Value: _ReefCollectionElement>: Sequence, ManagedCollection,
-  CustomStringConvertible
+public final class Map<Key: _ReefMapKey, Value: _ReefCollectionElement>: _CollectionAccessor<(String, Value)>,
+  Sequence, CustomStringConvertible
 {
-  private var storage: [(String, Value)] = []
-  private var access: FieldAccess?
-
   /// An empty, unmanaged map.
-  public init() {}
-
-  func attach(to owner: ManagedObject, property: Property) {
-    access = FieldAccess(owner: owner, property: property)
-    storage = []
-  }
-
-  /// The `Reef` managing the map, or nil when unmanaged.
-  public var reef: Reef? { access?.owner.reef }
+  public override init() { super.init() }
 
   private var pairs: [(key: String, value: Value)] {
     guard let access else { return storage.map { (key: $0.0, value: $0.1) } }

@@ -11,22 +11,11 @@ import ReefQuery
 /// try reef.write { person.tags.insert("vip") }
 /// ```
 /// Equality is BSON's: `1` and `1.0` are the same element; links compare by primary key.
-public final class MutableSet<Element: _ReefCollectionElement>: Sequence, ManagedCollection, CustomStringConvertible {
-  private var storage: [Element] = []
-  private var access: FieldAccess?
-
+public final class MutableSet<Element: _ReefCollectionElement>: _CollectionAccessor<Element>, Sequence,
+  CustomStringConvertible
+{
   /// An empty, unmanaged set.
-  public init() {}
-
-  func attach(to owner: ManagedObject, property: Property) {
-    access = FieldAccess(owner: owner, property: property)
-    storage = []
-  }
-
-  /// The `Reef` managing the set, or nil when unmanaged.
-  public var reef: Reef? { access?.owner.reef }
-  /// Realm's name for ``reef``.
-  public var realm: Reef? { reef }
+  public override init() { super.init() }
 
   /// The elements, in stored order.
   private var elements: [Element] {
