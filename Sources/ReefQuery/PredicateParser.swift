@@ -52,13 +52,13 @@ struct PredicateParser {
   /// How deeply parentheses and subqueries may nest.
   static let maximumDepth = 200
 
-  private var tokens: [PredicateToken]
-  private var position = 0
-  private let arguments: [BSON]
-  private var nextSequentialArgument = 0
-  private var depth = 0
+  var tokens: [PredicateToken]
+  var position = 0
+  let arguments: [BSON]
+  var nextSequentialArgument = 0
+  var depth = 0
   /// The variables of the enclosing `SUBQUERY`s, innermost last.
-  private var variables: [String] = []
+  var variables: [String] = []
 
   init(_ predicate: String, arguments: [BSON]) throws(QueryError) {
     tokens = try PredicateLexer.tokenize(predicate)
@@ -67,19 +67,19 @@ struct PredicateParser {
 
   // MARK: Tokens
 
-  private var current: PredicateToken { tokens[position] }
+  var current: PredicateToken { tokens[position] }
 
-  private func peek(_ offset: Int) -> PredicateToken { tokens[min(position + offset, tokens.count - 1)] }
+  func peek(_ offset: Int) -> PredicateToken { tokens[min(position + offset, tokens.count - 1)] }
 
-  private mutating func advance() {
+  mutating func advance() {
     if position < tokens.count - 1 { position += 1 }
   }
 
-  private func error(_ kind: QueryError.Kind, _ message: String, at token: PredicateToken) -> QueryError {
+  func error(_ kind: QueryError.Kind, _ message: String, at token: PredicateToken) -> QueryError {
     QueryError(kind, message, column: token.column)
   }
 
-  private mutating func expectSymbol(_ symbol: String, _ context: String) throws(QueryError) {
+  mutating func expectSymbol(_ symbol: String, _ context: String) throws(QueryError) {
     guard current.isSymbol(symbol) else {
       throw error(.syntax, "expected '\(symbol)' \(context) but found \(current.described)", at: current)
     }
@@ -87,12 +87,12 @@ struct PredicateParser {
   }
 
   /// Words that cannot be key paths where a key path or value is expected.
-  private static let reservedWords: Set<String> = [
+  static let reservedWords: Set<String> = [
     "AND", "OR", "NOT", "ANY", "SOME", "ALL", "NONE", "IN", "BETWEEN", "BEGINSWITH", "ENDSWITH", "CONTAINS",
     "LIKE", "TRUEPREDICATE", "FALSEPREDICATE", "SUBQUERY",
   ]
 
-  private func isClauseStart(_ token: PredicateToken, next: PredicateToken) -> Bool {
+  func isClauseStart(_ token: PredicateToken, next: PredicateToken) -> Bool {
     guard let word = token.keyword, ["SORT", "DISTINCT", "LIMIT"].contains(word) else { return false }
     return next.isSymbol("(")
   }
@@ -120,11 +120,11 @@ struct PredicateParser {
     return result
   }
 
-  private func isOr(_ token: PredicateToken) -> Bool { token.isSymbol("||") || token.keyword == "OR" }
-  private func isAnd(_ token: PredicateToken) -> Bool { token.isSymbol("&&") || token.keyword == "AND" }
-  private func isNot(_ token: PredicateToken) -> Bool { token.isSymbol("!") || token.keyword == "NOT" }
+  func isOr(_ token: PredicateToken) -> Bool { token.isSymbol("||") || token.keyword == "OR" }
+  func isAnd(_ token: PredicateToken) -> Bool { token.isSymbol("&&") || token.keyword == "AND" }
+  func isNot(_ token: PredicateToken) -> Bool { token.isSymbol("!") || token.keyword == "NOT" }
 
-  private mutating func orExpression() throws(QueryError) -> QueryNode {
+  mutating func orExpression() throws(QueryError) -> QueryNode {
     var operands = [try andExpression()]
     while isOr(current) {
       advance()
@@ -133,7 +133,7 @@ struct PredicateParser {
     return operands.count == 1 ? operands[0] : .or(operands)
   }
 
-  private mutating func andExpression() throws(QueryError) -> QueryNode {
+  mutating func andExpression() throws(QueryError) -> QueryNode {
     var operands = [try notExpression()]
     while isAnd(current) {
       advance()
@@ -144,7 +144,7 @@ struct PredicateParser {
 
   /// `NOT`s are counted, not recursed into, and a pair cancels out (a match is true or
   /// false), so `!!!!…` builds no deep tree.
-  private mutating func notExpression() throws(QueryError) -> QueryNode {
+  mutating func notExpression() throws(QueryError) -> QueryNode {
     var negated = false
     while isNot(current) {
       negated.toggle()
@@ -154,7 +154,7 @@ struct PredicateParser {
     return negated ? .not(node) : node
   }
 
-  private mutating func enterNesting(_ token: PredicateToken) throws(QueryError) {
+  mutating func enterNesting(_ token: PredicateToken) throws(QueryError) {
     depth += 1
     if depth > Self.maximumDepth {
       throw error(
@@ -162,7 +162,7 @@ struct PredicateParser {
     }
   }
 
-  private mutating func primary() throws(QueryError) -> QueryNode {
+  mutating func primary() throws(QueryError) -> QueryNode {
     let open = current
     if open.isSymbol("(") {
       try enterNesting(open)
@@ -192,7 +192,7 @@ struct PredicateParser {
   // MARK: Comparisons
 
   /// One side of a comparison.
-  private enum OperandKind {
+  enum OperandKind {
     case path(FieldPath)
     case aggregate(FieldPath, Aggregate, subpath: FieldPath?)
     case subquery(FieldPath, QueryNode)
@@ -209,21 +209,21 @@ struct PredicateParser {
     }
   }
 
-  private struct Operand {
+  struct Operand {
     var kind: OperandKind
     /// The operand's first token (after its quantifier).
     var token: PredicateToken
     var quantifier: (Quantifier, PredicateToken)?
   }
 
-  private enum OperatorKind {
+  enum OperatorKind {
     case compare(ComparisonOperator)
     case string(StringOperator)
     case `in`
     case between
   }
 
-  private struct Operator {
+  struct Operator {
     var kind: OperatorKind
     var options: StringOptions
     var modifier: String?
@@ -232,14 +232,14 @@ struct PredicateParser {
     var written: String { token.text + (modifier.map { "[\($0)]" } ?? "") }
   }
 
-  private mutating func comparison() throws(QueryError) -> QueryNode {
+  mutating func comparison() throws(QueryError) -> QueryNode {
     let lhs = try operand(after: nil)
     let op = try comparisonOperator(after: lhs)
     let rhs = try operand(after: op)
     return try node(lhs, op, rhs)
   }
 
-  private mutating func comparisonOperator(after lhs: Operand) throws(QueryError) -> Operator {
+  mutating func comparisonOperator(after lhs: Operand) throws(QueryError) -> Operator {
     let token = current
     let kind: OperatorKind
     switch (token.kind, token.keyword) {
@@ -297,7 +297,7 @@ struct PredicateParser {
   }
 
   /// An unknown word where an operator goes is an unknown operator; anything else is a syntax error.
-  private func unknownOperator(after lhs: Operand) -> QueryError {
+  func unknownOperator(after lhs: Operand) -> QueryError {
     let isWord: Bool
     if case .word = current.kind { isWord = true } else { isWord = false }
     return error(
@@ -307,7 +307,7 @@ struct PredicateParser {
   }
 
   /// A key path, a value, a list literal or a `SUBQUERY(…).@count`, with an optional quantifier.
-  private mutating func operand(after op: Operator?) throws(QueryError) -> Operand {
+  mutating func operand(after op: Operator?) throws(QueryError) -> Operand {
     var quantifier: (Quantifier, PredicateToken)?
     switch current.keyword {
     case "ANY"?, "SOME"?: quantifier = (.any, current)
@@ -368,7 +368,7 @@ struct PredicateParser {
     return Operand(kind: kind, token: token, quantifier: quantifier)
   }
 
-  private mutating func argument(_ index: Int?, _ token: PredicateToken) throws(QueryError) -> BSON {
+  mutating func argument(_ index: Int?, _ token: PredicateToken) throws(QueryError) -> BSON {
     let resolved: Int
     if let index {
       resolved = index
@@ -384,7 +384,7 @@ struct PredicateParser {
   }
 
   /// `{a, b, c}`: values and arguments, possibly none.
-  private mutating func listLiteral() throws(QueryError) -> [BSON] {
+  mutating func listLiteral() throws(QueryError) -> [BSON] {
     let open = current
     advance()
     var values: [BSON] = []
@@ -421,7 +421,7 @@ struct PredicateParser {
   // MARK: Key paths
 
   /// Resolves a key path word: the SUBQUERY variable, aggregates, and the remaining segments.
-  private func keyPath(_ token: PredicateToken) throws(QueryError) -> OperandKind {
+  func keyPath(_ token: PredicateToken) throws(QueryError) -> OperandKind {
     var segments = token.text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
     if segments[0].hasPrefix("$") {
       let variable = segments[0]
@@ -472,7 +472,7 @@ struct PredicateParser {
   }
 
   /// `SUBQUERY(list, $x, predicate).@count`; the current token is `SUBQUERY`.
-  private mutating func subquery() throws(QueryError) -> OperandKind {
+  mutating func subquery() throws(QueryError) -> OperandKind {
     let start = current
     try enterNesting(start)
     advance()
@@ -520,241 +520,4 @@ struct PredicateParser {
     return .subquery(list, node)
   }
 
-  // MARK: Building nodes
-
-  private func node(_ lhs: Operand, _ op: Operator, _ rhs: Operand) throws(QueryError) -> QueryNode {
-    var lhs = lhs
-    var rhs = rhs
-    var op = op
-    if !lhs.kind.isKeyPath && rhs.kind.isKeyPath {
-      if case .in = op.kind { return try valueIn(lhs, op, rhs) }
-      switch op.kind {
-      case .compare(.less): op.kind = .compare(.greater)
-      case .compare(.lessOrEqual): op.kind = .compare(.greaterOrEqual)
-      case .compare(.greater): op.kind = .compare(.less)
-      case .compare(.greaterOrEqual): op.kind = .compare(.lessOrEqual)
-      case .compare: break
-      case .string, .between, .in:
-        throw error(
-          .syntax,
-          "'\(op.written)' needs the key path on its left, as in 'name \(op.written) value', but found \(lhs.token.described)",
-          at: lhs.token)
-      }
-      swap(&lhs, &rhs)
-    }
-    guard !rhs.kind.isKeyPath else {
-      throw error(
-        .unsupported,
-        "comparing two key paths (\(lhs.token.described) and \(rhs.token.described)) is not supported; compare a key path with a value",
-        at: rhs.token)
-    }
-    switch lhs.kind {
-    case .path(let path):
-      return .match(path, try valueTest(op, rhs), lhs.quantifier?.0 ?? .any)
-    case .aggregate(let path, let aggregate, let subpath):
-      return try countLike(op, rhs, numeric: aggregate == .count, what: "'\(aggregate.rawValue)'") {
-        .aggregate(path, aggregate, subpath: subpath, $0, $1)
-      }
-    case .subquery(let list, let query):
-      return try countLike(op, rhs, numeric: true, what: "SUBQUERY(…).@count") { .subquery(list, query, $0, $1) }
-    case .value, .list:
-      throw error(
-        .syntax,
-        "expected a key path on one side of '\(op.written)' but found the values \(lhs.token.described) and \(rhs.token.described)",
-        at: lhs.token)
-    }
-  }
-
-  /// `value IN listKeyPath`: some element of the list equals the value.
-  private func valueIn(_ lhs: Operand, _ op: Operator, _ rhs: Operand) throws(QueryError) -> QueryNode {
-    guard case .value(let value, _) = lhs.kind else {
-      throw error(.syntax, "expected a single value before 'IN \(rhs.token.text)' but found a list", at: lhs.token)
-    }
-    guard case .path(let path) = rhs.kind else {
-      throw error(
-        .syntax,
-        "expected a list key path after '\(lhs.token.text) IN' but found \(rhs.token.described)", at: rhs.token)
-    }
-    if let modifier = op.modifier {
-      throw error(.unsupported, "the modifier [\(modifier)] is not supported with IN", at: op.token)
-    }
-    return .match(path, .compare(.equal, value), rhs.quantifier?.0 ?? .any)
-  }
-
-  /// The values of `{…}` or an array argument, after IN or BETWEEN.
-  private func listValues(_ operand: Operand, _ op: Operator) throws(QueryError) -> [BSON] {
-    switch operand.kind {
-    case .list(let values): return values
-    case .value(.array(let array), _): return Array(array)
-    case .value(let value, let argument?):
-      throw error(
-        .badValue,
-        "the argument \(argument) after '\(op.written)' must be an array but is \(Self.typeName(value))",
-        at: operand.token)
-    default:
-      throw error(
-        .syntax,
-        "expected a list {…} or an array argument after '\(op.written)' but found \(operand.token.described)",
-        at: operand.token)
-    }
-  }
-
-  private func betweenBounds(_ operand: Operand, _ op: Operator) throws(QueryError) -> (BSON, BSON) {
-    let values = try listValues(operand, op)
-    guard values.count == 2 else {
-      throw error(
-        .badValue, "BETWEEN needs exactly two values {low, high} but found \(values.count)", at: operand.token)
-    }
-    return (values[0], values[1])
-  }
-
-  private func singleValue(_ operand: Operand, _ op: Operator) throws(QueryError) -> BSON {
-    guard case .value(let value, _) = operand.kind else {
-      throw error(
-        .syntax,
-        "a list {…} can only follow IN or BETWEEN, not '\(op.written)'", at: operand.token)
-    }
-    return value
-  }
-
-  private func valueTest(_ op: Operator, _ rhs: Operand) throws(QueryError) -> ValueTest {
-    switch op.kind {
-    case .compare(let comparison):
-      let value = try singleValue(rhs, op)
-      guard op.modifier != nil else { return .compare(comparison, value) }
-      guard case .string(let s) = value else {
-        throw error(
-          .badValue,
-          "expected a string after '\(op.written)' but found \(Self.describe(value, rhs))", at: rhs.token)
-      }
-      return .string(comparison == .equal ? .equal : .notEqual, s, op.options)
-    case .string(let stringOperator):
-      let value = try singleValue(rhs, op)
-      guard case .string(let s) = value else {
-        throw error(
-          .badValue,
-          "expected a string after '\(op.written)' but found \(Self.describe(value, rhs))", at: rhs.token)
-      }
-      return .string(stringOperator, s, op.options)
-    case .in:
-      if let modifier = op.modifier {
-        throw error(.unsupported, "the modifier [\(modifier)] is not supported with IN", at: op.token)
-      }
-      return .in(try listValues(rhs, op))
-    case .between:
-      if let modifier = op.modifier {
-        throw error(.unsupported, "the modifier [\(modifier)] is not supported with BETWEEN", at: op.token)
-      }
-      let (low, high) = try betweenBounds(rhs, op)
-      return .all([.compare(.greaterOrEqual, low), .compare(.lessOrEqual, high)])
-    }
-  }
-
-  /// Comparisons of an aggregate or a subquery count: plain operators, IN (any of the values)
-  /// and BETWEEN.
-  private func countLike(
-    _ op: Operator, _ rhs: Operand, numeric: Bool, what: String,
-    _ make: (ComparisonOperator, BSON) -> QueryNode
-  ) throws(QueryError) -> QueryNode {
-    func checked(_ value: BSON) throws(QueryError) -> BSON {
-      guard numeric else { return value }
-      switch value {
-      case .int32, .int64, .double, .decimal128: return value
-      default:
-        throw error(
-          .badValue, "expected a number to compare with \(what) but found \(Self.describe(value, rhs))", at: rhs.token)
-      }
-    }
-    switch op.kind {
-    case .compare(let comparison):
-      if op.modifier != nil {
-        throw error(.syntax, "the modifier in '\(op.written)' does not apply to \(what)", at: op.token)
-      }
-      return make(comparison, try checked(try singleValue(rhs, op)))
-    case .string:
-      throw error(
-        .syntax, "'\(op.written)' does not apply to \(what); use ==, !=, <, <=, >, >=, IN or BETWEEN", at: op.token)
-    case .in:
-      var nodes: [QueryNode] = []
-      for value in try listValues(rhs, op) { nodes.append(make(.equal, try checked(value))) }
-      return nodes.isEmpty ? .constant(false) : .or(nodes)
-    case .between:
-      let (low, high) = try betweenBounds(rhs, op)
-      return .and([make(.greaterOrEqual, try checked(low)), make(.lessOrEqual, try checked(high))])
-    }
-  }
-
-  private static func describe(_ value: BSON, _ operand: Operand) -> String {
-    if case .value(_, let argument?) = operand.kind { return "the argument \(argument), \(typeName(value))" }
-    return operand.token.described
-  }
-
-  private static func typeName(_ value: BSON) -> String {
-    switch value {
-    case .array: "an array"
-    case .int32, .int64: "an integer"
-    case .null: "null"
-    default: "a \(value.type.name)"
-    }
-  }
-
-  // MARK: SORT, DISTINCT, LIMIT
-
-  /// The current token as a plain key path for SORT and DISTINCT.
-  private mutating func plainKeyPath(_ clause: String) throws(QueryError) -> FieldPath {
-    let token = current
-    guard case .word = token.kind, !token.text.hasPrefix("$"), !token.text.contains("@") else {
-      throw error(.syntax, "expected a key path in \(clause)(…) but found \(token.described)", at: token)
-    }
-    advance()
-    return FieldPath(token.text)
-  }
-
-  private mutating func sortClause(into result: inout ParsedPredicate) throws(QueryError) {
-    while true {
-      let path = try plainKeyPath("SORT")
-      switch current.keyword {
-      case "ASC"?, "ASCENDING"?: result.sort.append(SortKey(path, ascending: true))
-      case "DESC"?, "DESCENDING"?: result.sort.append(SortKey(path, ascending: false))
-      default:
-        throw error(
-          .syntax, "expected ASC or DESC after '\(path)' in SORT(…) but found \(current.described)", at: current)
-      }
-      advance()
-      if current.isSymbol(")") { break }
-      try expectSymbol(",", "or ')' in SORT(…)")
-    }
-    advance()
-  }
-
-  private mutating func distinctClause(into result: inout ParsedPredicate) throws(QueryError) {
-    while true {
-      result.distinct.append(try plainKeyPath("DISTINCT"))
-      if current.isSymbol(")") { break }
-      try expectSymbol(",", "or ')' in DISTINCT(…)")
-    }
-    advance()
-  }
-
-  private mutating func limitClause(into result: inout ParsedPredicate) throws(QueryError) {
-    let token = current
-    let value: BSON
-    switch token.kind {
-    case .value(let v): value = v
-    case .argument(let index): value = try argument(index, token)
-    default: throw error(.syntax, "expected a count in LIMIT(…) but found \(token.described)", at: token)
-    }
-    let count: Int64
-    switch value {
-    case .int64(let n): count = n
-    case .int32(let n): count = Int64(n)
-    default: throw error(.badValue, "expected a whole number in LIMIT(…) but found \(token.described)", at: token)
-    }
-    guard count >= 0, let limit = Int(exactly: count) else {
-      throw error(.badValue, "expected a count of zero or more in LIMIT(…) but found \(token.described)", at: token)
-    }
-    result.limit = min(result.limit ?? limit, limit)
-    advance()
-    try expectSymbol(")", "to close LIMIT(…)")
-  }
 }
