@@ -36,6 +36,9 @@ public final class ManagedObject {
     init(_ value: AnyObject) { self.value = value }
   }
 
+  /// The property of this object's schema at `ordinal` (for `@Persisted`'s inlined accessors).
+  @usableFromInline func property(_ ordinal: Int) -> Property { schema.property(ordinal: ordinal) }
+
   /// The accessor handed out for a collection property, while someone holds it.
   func accessor(_ ordinal: Int) -> AnyObject? { accessorTable[ordinal]?.value }
   /// Remembers the accessor handed out for a collection property.

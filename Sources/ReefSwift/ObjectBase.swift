@@ -9,7 +9,7 @@ open class ObjectBase: CustomStringConvertible {
   /// property's ordinal is its slot minus this.
   public final var _slotBase = 0
   /// The values of an unmanaged object's properties, by ordinal (each a `Box<Value>`).
-  final var _values: [AnyObject] = []
+  @usableFromInline final var _values: [AnyObject] = []
   /// The managed state, once the object is in a `Reef`.
   public final var _managed: ManagedObject?
   /// Set on the stand-ins that record a typed query's key paths.

@@ -16,8 +16,8 @@
 public struct Persisted<Value: _Persistable> {
   /// The slot the initial value took on the thread's construction stack; the owning object
   /// knows where its slots start (see `ObjectBase.init`).
-  let slot: Int
-  let flags: PropertyFlags
+  @usableFromInline let slot: Int
+  @usableFromInline let flags: PropertyFlags
 
   /// Only the enclosing-instance subscript is used: `@Persisted` works in classes derived from
   /// `Object` and `EmbeddedObject`.
@@ -28,25 +28,29 @@ public struct Persisted<Value: _Persistable> {
     set { fatalError() }
   }
 
+  // The initializers and the subscript are inlinable so that they are specialized in the module
+  // that declares the model: no generic metadata lookup and no key-path projection per property
+  // read, write or object constructed (the profile of inserting and reading objects was
+  // dominated by both). What they need of the module is non-generic (`ThreadState` slots,
+  // `ManagedObject.property(_:)`).
+
   /// A property whose initial value is Realm's default for its type.
-  public init() { self.init(value: nil, flags: []) }
+  @inlinable public init() { self.init(value: nil, flags: []) }
 
   /// A property with an initial value.
-  public init(wrappedValue value: Value) { self.init(value: value, flags: []) }
+  @inlinable public init(wrappedValue value: Value) { self.init(value: value, flags: []) }
 
-  init(value: Value?, flags: PropertyFlags) {
-    let thread = ThreadState.current
-    slot = thread.stack.count
+  @inlinable init(value: Value?, flags: PropertyFlags) {
     self.flags = flags
-    if thread.constructingManaged != nil {
-      thread.stack.append(ThreadState.placeholder)
+    if let slot = ThreadState.managedSlot() {
+      self.slot = slot
     } else {
-      thread.stack.append(Box(value ?? Value._reefDefault()))
+      self.slot = ThreadState.pushSlot(Box(value ?? Value._reefDefault()))
     }
   }
 
   /// The property's value, for the object that owns it.
-  public static subscript<EnclosingSelf: ObjectBase>(
+  @inlinable public static subscript<EnclosingSelf: ObjectBase>(
     _enclosingInstance object: EnclosingSelf,
     wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
     storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
@@ -54,7 +58,7 @@ public struct Persisted<Value: _Persistable> {
     get {
       let ordinal = object[keyPath: storageKeyPath].slot &- object._slotBase
       if let managed = object._managed {
-        return Value._reefGet(managed, managed.schema.property(ordinal: ordinal))
+        return Value._reefGet(managed, managed.property(ordinal))
       }
       if let tracer = object._tracer { return tracer.trace(object, ordinal: ordinal, as: Value.self) }
       return unsafeDowncast(object._values[ordinal], to: Box<Value>.self).value
@@ -62,7 +66,7 @@ public struct Persisted<Value: _Persistable> {
     set {
       let ordinal = object[keyPath: storageKeyPath].slot &- object._slotBase
       if let managed = object._managed {
-        Value._reefSet(managed, managed.schema.property(ordinal: ordinal), newValue)
+        Value._reefSet(managed, managed.property(ordinal), newValue)
         return
       }
       unsafeDowncast(object._values[ordinal], to: Box<Value>.self).value = newValue
@@ -71,10 +75,18 @@ public struct Persisted<Value: _Persistable> {
 }
 
 /// What `@Persisted(…)` said of a property.
-struct PropertyFlags: OptionSet {
-  let rawValue: UInt8
-  static let primaryKey = PropertyFlags(rawValue: 1)
-  static let indexed = PropertyFlags(rawValue: 2)
+@usableFromInline struct PropertyFlags: OptionSet, Sendable {
+  @usableFromInline let rawValue: UInt8
+  @inlinable init(rawValue: UInt8) { self.rawValue = rawValue }
+  @usableFromInline static let primaryKey = PropertyFlags(rawValue: 1)
+  @usableFromInline static let indexed = PropertyFlags(rawValue: 2)
+
+  @usableFromInline init(primaryKey: Bool, indexed: Bool) {
+    var flags: PropertyFlags = []
+    if primaryKey { flags.insert(.primaryKey) }
+    if indexed { flags.insert(.indexed) }
+    self = flags
+  }
 }
 
 extension Persisted {
@@ -82,20 +94,13 @@ extension Persisted {
   ///
   /// A primary key is an `Int`, `String`, `ObjectId` or `UUID` (or their optionals), unique in
   /// its type, indexed, and cannot change once the object is managed.
-  public init(primaryKey: Bool = false, indexed: Bool = false) {
-    self.init(value: nil, flags: Self.flags(primaryKey: primaryKey, indexed: indexed))
+  @inlinable public init(primaryKey: Bool = false, indexed: Bool = false) {
+    self.init(value: nil, flags: PropertyFlags(primaryKey: primaryKey, indexed: indexed))
   }
 
   /// A property with an initial value, made the primary key or indexed.
-  public init(wrappedValue value: Value, primaryKey: Bool = false, indexed: Bool = false) {
-    self.init(value: value, flags: Self.flags(primaryKey: primaryKey, indexed: indexed))
-  }
-
-  private static func flags(primaryKey: Bool, indexed: Bool) -> PropertyFlags {
-    var flags: PropertyFlags = []
-    if primaryKey { flags.insert(.primaryKey) }
-    if indexed { flags.insert(.indexed) }
-    return flags
+  @inlinable public init(wrappedValue value: Value, primaryKey: Bool = false, indexed: Bool = false) {
+    self.init(value: value, flags: PropertyFlags(primaryKey: primaryKey, indexed: indexed))
   }
 }
 

@@ -369,7 +369,7 @@ public final class Reef {
     checkThread()
     let schema = registerOrStop(type)
     precondition(schema.primaryKeyProperty != nil, "\(schema.className) has no primary key")
-    guard let identity = BSONArgument.bson(key), identity != .null || schema.primaryKeyProperty!.isOptional,
+    guard let identity = BSONArgument.bson(typed: key), identity != .null || schema.primaryKeyProperty!.isOptional,
       let document = try? document(of: schema, identity: identity)
     else { return nil }
     return object(type, schema: schema, document: document)

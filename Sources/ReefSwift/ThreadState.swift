@@ -5,9 +5,9 @@
 #endif
 
 /// A value of one property of an unmanaged object, kept in the object's side table.
-final class Box<Value> {
-  var value: Value
-  init(_ value: Value) { self.value = value }
+@usableFromInline final class Box<Value> {
+  @usableFromInline var value: Value
+  @inlinable init(_ value: Value) { self.value = value }
 }
 
 /// What `@Persisted` initializers of the objects being constructed on one thread left behind.
@@ -16,7 +16,7 @@ final class Box<Value> {
 /// `Persisted` pushes its initial value here and remembers the slot; `ObjectBase.init` then
 /// takes the last *n* slots (its own properties) as the object's side table. Objects created
 /// inside a property initializer push and pop their own slots first, so the stack stays in step.
-final class ThreadState {
+@usableFromInline final class ThreadState {
   var stack: [AnyObject] = []
   /// While the object layer constructs a managed object: its type. Properties then push a
   /// placeholder instead of their initial value, which a managed object never reads.
@@ -40,6 +40,22 @@ final class ThreadState {
     }
     return key
   }()
+
+  /// For a `@Persisted` initializer while a managed object is constructed: a placeholder's slot
+  /// (a managed object reads no initial value). Nil otherwise.
+  @usableFromInline static func managedSlot() -> Int? {
+    let thread = current
+    guard thread.constructingManaged != nil else { return nil }
+    thread.stack.append(placeholder)
+    return thread.stack.count &- 1
+  }
+
+  /// For a `@Persisted` initializer of an unmanaged object: the slot its initial value took.
+  @usableFromInline static func pushSlot(_ box: AnyObject) -> Int {
+    let thread = current
+    thread.stack.append(box)
+    return thread.stack.count &- 1
+  }
 
   /// This thread's state, made on first use.
   static var current: ThreadState {

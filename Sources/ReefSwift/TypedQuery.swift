@@ -142,7 +142,7 @@ public final class _PathTracer {
   }
 
   /// Records the property read and returns a stand-in for its value.
-  func trace<V: _Persistable>(_ object: ObjectBase, ordinal: Int, as type: V.Type) -> V {
+  @usableFromInline func trace<V: _Persistable>(_ object: ObjectBase, ordinal: Int, as type: V.Type) -> V {
     names.append(object.objectSchema.property(ordinal: ordinal).name)
     guard let value = V._reefTraced(self) else {
       preconditionFailure("\(V.self) cannot be used in a typed query path")
