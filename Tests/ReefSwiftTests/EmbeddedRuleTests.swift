@@ -307,4 +307,35 @@ func storedCities(_ document: Document?) -> [String] {
     #expect(throws: ReefError.self) { try reef.write { reef.add([first, second]) } }
     #expect(reef.objects(Tenant.self).isEmpty)
   }
+
+  @Test func anOverwrittenEmbeddedObjectStaysInvalidAfterALaterRollback() throws {
+    let (reef, _) = try openReef()
+    let tenant = makeTenant(1, home: makeBuilding("Paris"))
+    try reef.write { reef.add(tenant) }
+    let paris = try #require(tenant.home)
+    try reef.write { tenant.home = makeBuilding("Rome") }
+    #expect(paris.isInvalidated)
+    try reef.beginWrite()
+    tenant.name = "cancelled"
+    reef.cancelWrite()
+    #expect(paris.isInvalidated, "the rollback takes back its own transaction, not the earlier one")
+    #expect(tenant.home?.city == "Rome")
+  }
+
+  @Test func anEmbeddedObjectSetInACancelledWriteStaysInvalid() throws {
+    let (reef, _) = try openReef()
+    let tenant = makeTenant(1, home: makeBuilding("Paris"))
+    try reef.write { reef.add(tenant) }
+    let paris = try #require(tenant.home)
+    let rome = makeBuilding("Rome")
+    try reef.beginWrite()
+    tenant.home = rome
+    reef.cancelWrite()
+    #expect(rome.isInvalidated)
+    try #require(!paris.isInvalidated)
+    #expect(paris.city == "Paris")
+    try reef.write { tenant.home = makeBuilding("Oslo") }
+    #expect(rome.isInvalidated, "Oslo is in the place Rome had, not Rome")
+    #expect(paris.isInvalidated)
+  }
 }
