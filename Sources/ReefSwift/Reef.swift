@@ -43,6 +43,14 @@ public final class Reef {
   /// The last epoch given: epochs are never reused, so that an accessor made in a transaction
   /// that was rolled back stays invalid.
   private var lastEpoch = 0
+  /// The lists of embedded objects whose elements have live accessors (see ``ListPlace``).
+  var listPlaces: [EpochKey: WeakListPlace] = [:]
+  /// The size of ``listPlaces`` at which the places that went are swept out.
+  var listPlacesSweepAt = 64
+  /// The last token given to a new list element (tokens of new elements count down from -1).
+  var lastListToken = 0
+  /// The list places the current write transaction changed, held until it ends.
+  var changedListPlaces: [ListPlace] = []
   /// The types checked and set up in the file, by class.
   private var types: [ObjectIdentifier: ObjectSchema] = [:]
   /// Objects being added, by instance, with their identity (links to them in a cycle).
@@ -162,15 +170,17 @@ public final class Reef {
     }
     writeTransaction = nil
     epochsBeforeWrite = [:]
+    endListPlaceChanges(rollBack: false)
     newSnapshot()
   }
 
   /// Gives the places of embedded objects their state from before the write transaction: an
-  /// accessor made for an object the transaction put in place is invalid, and one of an object
-  /// it overwrote is valid again.
+  /// accessor of an object the transaction overwrote, removed or moved in a list is valid again
+  /// at its old place, and one made for an object the transaction put in place is invalid.
   private func rollBackPlaces() {
     epochs = epochsBeforeWrite
     epochsBeforeWrite = [:]
+    endListPlaceChanges(rollBack: true)
   }
 
   /// Rolls the write transaction back: nothing it wrote is kept, and objects it added are

@@ -170,11 +170,8 @@ func storedCities(_ document: Document?) -> [String] {
     try reef.write { reef.add(tenant) }
     let c = tenant.buildings[2]
     try reef.write { tenant.buildings.remove(at: 0) }
-    withKnownIssue(
-      "any change of a list of embedded objects invalidates every accessor into it, not only the removed one's"
-    ) {
-      #expect(!c.isInvalidated)
-    }
+    try #require(!c.isInvalidated)
+    #expect(c.city == "C")
     #expect(tenant.buildings[1].city == "C")
   }
 
@@ -277,12 +274,9 @@ func storedCities(_ document: Document?) -> [String] {
     try reef.write { reef.add(tenant) }
     let a = tenant.buildings[0]
     try reef.write { tenant.buildings.swapAt(0, 1) }
-    withKnownIssue(
-      "a move or swap invalidates the accessors of the list's embedded objects (Realm's follow the object)"
-    ) {
-      #expect(!a.isInvalidated)
-      #expect(!a.isInvalidated && a.city == "A")
-    }
+    try #require(!a.isInvalidated)
+    #expect(a.city == "A")
+    #expect(tenant.buildings[1].city == "A")
   }
 
   @Test func aListOfEmbeddedObjectsIsIndexedAfterAnEditInTheSameWrite() throws {
