@@ -326,4 +326,30 @@ func storedFlatNumbers(_ document: Document?) -> [[Int64]] {
     try #require(!b.isInvalidated)
     #expect(b.city == "B" && first.buildings[1].isEqual(to: b))
   }
+
+  @Test func overwritingOneElementsEmbeddedObjectLeavesTheOtherElementsOnes() throws {
+    let (reef, _) = try openReef()
+    let tenant = makeListTenant(1, ["A", "B"])
+    try reef.write { reef.add(tenant) }
+    let aFlat = try #require(tenant.buildings[0].flat)
+    let bFlat = try #require(tenant.buildings[1].flat)
+    try reef.write { tenant.buildings[0].flat = Flat(value: ["number": 9]) }
+    #expect(aFlat.isInvalidated)
+    try #require(!bFlat.isInvalidated)
+    #expect(bFlat.number == 2)
+  }
+
+  @Test func aListEditedWhileNoAccessorWasHeldIsFollowedFromThen() throws {
+    let (reef, _) = try openReef()
+    let tenant = makeListTenant(1, ["A", "B", "C"])
+    try reef.write { reef.add(tenant) }
+    try reef.write { tenant.buildings.remove(at: 0) }
+    let c = tenant.buildings[1]
+    try reef.write { tenant.buildings.insert(makeBuilding("Z"), at: 0) }
+    try #require(!c.isInvalidated)
+    #expect(c.city == "C" && tenant.buildings[2].isEqual(to: c))
+    try reef.write { tenant.buildings.move(from: 2, to: 0) }
+    #expect(tenant.buildings.map(\.city) == ["C", "Z", "B"])
+    #expect(c.city == "C" && tenant.buildings[0].isEqual(to: c))
+  }
 }
