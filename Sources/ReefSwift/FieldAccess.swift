@@ -49,21 +49,26 @@ final class FieldAccess {
     owner.reef.writeContext(path: [PathStep(field: property.columnName, index: nil)], attachments: attachments)
   }
 
-  /// Changes the stored array: `body` edits the values (encoding new elements with the
-  /// context it is given) and says whether embedded elements moved or went, which invalidates
-  /// their accessors. A broken rule is recorded for the write transaction to throw.
-  func changeArray(_ body: (inout [BSON], _WriteContext) throws -> Bool) {
-    owner.reef.requireWriteTransaction()
-    var values = elements().map(\.value)
+  /// Changes the stored array: `body` edits the elements (encoding new ones with the context it
+  /// is given). In a list of embedded objects the elements that stay keep their tokens, so their
+  /// accessors follow them; a removed or replaced element's accessors are invalidated. A broken
+  /// rule is recorded for the write transaction to throw.
+  func changeArray(_ body: (inout [ListSlot], _WriteContext) throws -> Void) {
+    let reef = owner.reef
+    reef.requireWriteTransaction()
+    let values = elements().map(\.value)
+    let place = property.isEmbedded ? reef.listPlace(owner.placeKey.child(property.columnName)) : nil
+    let tokens = place?.tokens(count: values.count, fresh: reef.freshListToken)
+    var slots = values.indices.map { ListSlot(token: tokens?[$0], value: values[$0]) }
     let attachments = Attachments()
     do {
-      let invalidates = try body(&values, writeContext(attachments))
-      if invalidates && property.isEmbedded { owner.reef.bumpEpoch(owner.epochKey.child(property.columnName)) }
+      try body(&slots, writeContext(attachments))
     } catch {
       record(error)
       return
     }
-    owner.setField(property.columnName, .array(BSONArray(values)))
+    owner.setField(property.columnName, .array(BSONArray(slots.map(\.value))))
+    if let place { reef.changeListPlace(place, to: slots.map { $0.token ?? reef.freshListToken() }) }
     attachments.attach(to: owner)
   }
 

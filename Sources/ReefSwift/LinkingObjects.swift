@@ -35,7 +35,7 @@ public final class LinkingObjects<Element: Object>: RandomAccessCollection, Link
     if owner.parent != nil {
       // An embedded object's parent is its only backlink.
       guard let parent = owner.parent, parent.schema.objectClass == Element.self,
-        owner.step.field == property.columnName,
+        owner.field == property.columnName,
         let object = parent.makeObject() as? Element
       else { return [] }
       return [object]

@@ -44,16 +44,18 @@ public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<El
         return
       }
       access.changeArray { values, context in
-        values[position] = try newValue._reefEncode(context.at(index: position))
-        return true
+        values[position] = ListSlot(try newValue._reefEncode(context.at(index: position)))
       }
     }
   }
 
-  /// Changes a managed list (see ``FieldAccess/changeArray(_:)``).
-  private func change(_ body: (inout [BSON], (Element, Int) throws(ReefError) -> BSON) throws -> Bool) {
+  /// Changes a managed list (see ``FieldAccess/changeArray(_:)``): `body` edits the elements,
+  /// and makes a new one of an element to be stored at a position.
+  private func change(_ body: (inout [ListSlot], (Element, Int) throws(ReefError) -> ListSlot) throws -> Void) {
     access?.changeArray { values, context in
-      try body(&values) { (element, index) throws(ReefError) in try element._reefEncode(context.at(index: index)) }
+      try body(&values) { (element, index) throws(ReefError) in
+        ListSlot(try element._reefEncode(context.at(index: index)))
+      }
     }
   }
 
@@ -65,7 +67,6 @@ public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<El
     }
     change { values, encode in
       values.append(try encode(element, values.count))
-      return false
     }
   }
 
@@ -77,7 +78,6 @@ public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<El
     }
     change { values, encode in
       for element in elements { values.append(try encode(element, values.count)) }
-      return false
     }
   }
 
@@ -90,7 +90,6 @@ public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<El
     change { values, encode in
       precondition(index >= 0 && index <= values.count, "Index \(index) is out of bounds (count \(values.count))")
       values.insert(try encode(element, index), at: index)
-      return true
     }
   }
 
@@ -103,7 +102,6 @@ public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<El
     change { values, _ in
       precondition(index >= 0 && index < values.count, "Index \(index) is out of bounds (count \(values.count))")
       values.remove(at: index)
-      return true
     }
   }
 
@@ -118,7 +116,6 @@ public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<El
     }
     change { values, _ in
       values.removeAll()
-      return true
     }
   }
 
@@ -130,7 +127,6 @@ public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<El
     }
     change { values, _ in
       values.insert(values.remove(at: from), at: to)
-      return true
     }
   }
 
@@ -142,7 +138,6 @@ public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<El
     }
     change { values, _ in
       values.swapAt(index1, index2)
-      return true
     }
   }
 
@@ -157,10 +152,9 @@ public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<El
       return
     }
     change { values, encode in
-      var new: [BSON] = []
+      var new: [ListSlot] = []
       for (offset, element) in elements.enumerated() { new.append(try encode(element, subrange.lowerBound + offset)) }
       values.replaceSubrange(subrange, with: new)
-      return true
     }
   }
 

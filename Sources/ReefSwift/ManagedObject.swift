@@ -18,14 +18,21 @@ public final class ManagedObject {
   let schema: ObjectSchema
   /// The embedding object, for an embedded object.
   let parent: ManagedObject?
-  /// Where this embedded object is in its parent.
-  let step: PathStep
+  /// The field of the parent that holds this embedded object ("" for a top-level object).
+  let field: String
+  /// For an element of a list of embedded objects: the list's place, where ``token`` names this
+  /// element whatever its position.
+  let place: ListPlace?
+  let token: Int
   /// The `_id` of a top-level object.
   let id: BSON
-  /// The epoch of this embedded object's place when it was made: overwriting the place moves the
-  /// epoch on, which invalidates this state.
+  /// The epoch of this embedded object's place when it was made: overwriting the place (or, for
+  /// a list element, the whole list) moves the epoch on, which invalidates this state.
   let epoch: Int
   let epochKey: EpochKey
+  /// Names this object for the places of its own embedded objects: ``epochKey``, and for a list
+  /// element its token too (so that its places move with it).
+  let placeKey: EpochKey
   private var document: Document?
   private var version = -1
   /// Live collection accessors handed out, by property ordinal: held weakly, since each holds
@@ -48,22 +55,44 @@ public final class ManagedObject {
     self.reef = reef
     self.schema = schema
     self.parent = nil
-    self.step = PathStep(field: "", index: nil)
+    field = ""
+    place = nil
+    token = 0
     self.id = id
     self.document = document
     self.version = document == nil ? -1 : reef.version
     epochKey = EpochKey(type: schema.className, id: id, path: "")
+    placeKey = epochKey
     epoch = 0
   }
 
+  /// The state of the embedded object at `step` of `parent`: at a field, or the element now at
+  /// a position of a list (which it then follows).
   init(reef: Reef, schema: ObjectSchema, parent: ManagedObject, step: PathStep) {
     self.reef = reef
     self.schema = schema
     self.parent = parent
-    self.step = step
+    field = step.field
     self.id = parent.id
-    epochKey = parent.epochKey.child(step.field)
+    epochKey = parent.placeKey.child(step.field)
     epoch = reef.epoch(epochKey)
+    if let index = step.index {
+      let place = reef.listPlace(epochKey)
+      token = place.token(at: index, fresh: reef.freshListToken)
+      self.place = place
+      placeKey = epochKey.element(token)
+    } else {
+      place = nil
+      token = 0
+      placeKey = epochKey
+    }
+  }
+
+  /// Where this embedded object is in its parent now: its field and, in a list, its current
+  /// position; nil for a list element that left its list.
+  var step: PathStep? {
+    guard let place else { return PathStep(field: field, index: nil) }
+    return place.position(of: token).map { PathStep(field: field, index: $0) }
   }
 
   /// The top-level object this state belongs to.
@@ -72,7 +101,10 @@ public final class ManagedObject {
   /// A string that names this object in its file: type, `_id` and path.
   var identityPath: String {
     guard let parent else { return "\(schema.className)\u{0}\(id.extendedJSON(.canonical))" }
-    return parent.identityPath + "\u{0}\(step.field)" + (step.index.map { ".\($0)" } ?? "")
+    // A list element by its position (the same in every `Reef` of the file); one that left its
+    // list, by its token.
+    let element = place == nil ? "" : (step?.index.map { ".\($0)" } ?? "\u{1}\(token)")
+    return parent.identityPath + "\u{0}\(field)" + element
   }
 
   /// The document as of the `Reef`'s current version, or nil when the object is gone.
@@ -83,7 +115,8 @@ public final class ManagedObject {
     if let parent {
       if reef.epoch(epochKey) != epoch {
         fresh = nil
-      } else if let parentDocument = parent.currentDocument(), let element = parentDocument.element(forKey: step.field)
+      } else if let step, let parentDocument = parent.currentDocument(),
+        let element = parentDocument.element(forKey: step.field)
       {
         if let index = step.index {
           // Walks to the element without decoding the others.
@@ -143,7 +176,7 @@ public final class ManagedObject {
   /// The dotted path of this object from its top-level document ("" for the top).
   var pathDescription: String {
     guard let parent else { return "" }
-    let mine = step.field + (step.index.map { ".\($0)" } ?? "")
+    let mine = field + (place == nil ? "" : ".\(step?.index.map(String.init) ?? "(removed)")")
     let above = parent.pathDescription
     return above.isEmpty ? mine : "\(above).\(mine)"
   }
@@ -163,7 +196,7 @@ public final class ManagedObject {
       }
       return
     }
-    if property.isEmbedded { reef.bumpEpoch(epochKey.child(property.columnName)) }
+    if property.isEmbedded { reef.bumpEpoch(placeKey.child(property.columnName)) }
     let attachments = Attachments()
     let context = reef.writeContext(path: [PathStep(field: property.columnName, index: nil)], attachments: attachments)
     let bson: BSON
@@ -182,6 +215,8 @@ public final class ManagedObject {
   /// Writes this object's new document: into its collection, or into its parent's.
   func store(_ newDocument: Document) {
     if let parent {
+      // Every caller read the live document first, which stops for an element that left its list.
+      guard let step else { return }
       parent.replaceChild(step, with: newDocument)
     } else {
       reef.replaceDocument(schema, id: id, with: newDocument)
@@ -253,4 +288,6 @@ struct EpochKey: Hashable {
   let id: BSON
   let path: String
   func child(_ field: String) -> EpochKey { EpochKey(type: type, id: id, path: path + "\u{0}" + field) }
+  /// The element with `token` of the list named by this key.
+  func element(_ token: Int) -> EpochKey { EpochKey(type: type, id: id, path: path + "\u{1}\(token)") }
 }

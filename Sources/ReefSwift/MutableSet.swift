@@ -53,8 +53,7 @@ public final class MutableSet<Element: _ReefCollectionElement>: _CollectionAcces
     }
     access.changeArray { values, context in
       let value = try element._reefEncode(context.at(index: values.count))
-      if !values.contains(where: { compareBSON($0, value) == 0 }) { values.append(value) }
-      return false
+      if !values.contains(where: { compareBSON($0.value, value) == 0 }) { values.append(ListSlot(value)) }
     }
   }
 
@@ -71,8 +70,7 @@ public final class MutableSet<Element: _ReefCollectionElement>: _CollectionAcces
     }
     access.changeArray { values, context in
       let value = try element._reefEncode(context)
-      values.removeAll { compareBSON($0, value) == 0 }
-      return false
+      values.removeAll { compareBSON($0.value, value) == 0 }
     }
   }
 
@@ -82,10 +80,7 @@ public final class MutableSet<Element: _ReefCollectionElement>: _CollectionAcces
       storage.removeAll()
       return
     }
-    access.changeArray { values, _ in
-      values.removeAll()
-      return false
-    }
+    access.changeArray { values, _ in values.removeAll() }
   }
 
   /// Whether the two sets share an element.

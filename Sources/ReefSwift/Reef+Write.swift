@@ -172,8 +172,11 @@ extension Reef {
       return
     }
     if let parent = managed.parent {
-      bumpEpoch(managed.epochKey)
-      parent.removeChild(managed.step)
+      // Its document was found, so it has a place.
+      guard let step = managed.step else { return }
+      // A list element's token leaves its list; any other embedded object's place moves on.
+      if managed.place == nil { bumpEpoch(managed.epochKey) }
+      parent.removeChild(step)
       return
     }
     do throws(StoreError) {
@@ -216,19 +219,24 @@ extension Reef {
 }
 
 extension ManagedObject {
-  /// Removes the embedded object at `step`: sets the field to null, or removes the element.
+  /// Removes the embedded object at `step`: sets the field to null, or removes the element (whose
+  /// accessors are then invalidated; the others of its list follow their objects).
   func removeChild(_ step: PathStep) {
     var document = liveDocument()
     if let index = step.index {
       guard let element = document.element(forKey: step.field), let array = element.document else { return }
       var values = Array(array).map(\.value)
       guard index < values.count else { return }
+      let place = reef.listPlace(placeKey.child(step.field))
+      var tokens = place.tokens(count: values.count, fresh: reef.freshListToken)
       values.remove(at: index)
-      reef.bumpEpoch(epochKey.child(step.field))
+      tokens.remove(at: index)
       document.set(.array(BSONArray(values)), forKey: step.field)
+      store(document)
+      reef.changeListPlace(place, to: tokens)
     } else {
       document.set(.null, forKey: step.field)
+      store(document)
     }
-    store(document)
   }
 }

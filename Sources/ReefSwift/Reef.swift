@@ -38,6 +38,19 @@ public final class Reef {
   private var pendingError: ReefError?
   /// The epoch of each place of an embedded object that has been overwritten.
   private var epochs: [EpochKey: Int] = [:]
+  /// The epochs as the current write transaction found them: a rollback restores them.
+  private var epochsBeforeWrite: [EpochKey: Int] = [:]
+  /// The last epoch given: epochs are never reused, so that an accessor made in a transaction
+  /// that was rolled back stays invalid.
+  private var lastEpoch = 0
+  /// The lists of embedded objects whose elements have live accessors (see ``ListPlace``).
+  var listPlaces: [EpochKey: WeakListPlace] = [:]
+  /// The size of ``listPlaces`` at which the places that went are swept out.
+  var listPlacesSweepAt = 64
+  /// The last token given to a new list element (tokens of new elements count down from -1).
+  var lastListToken = 0
+  /// The list places the current write transaction changed, held until it ends.
+  var changedListPlaces: [ListPlace] = []
   /// The types checked and set up in the file, by class.
   private var types: [ObjectIdentifier: ObjectSchema] = [:]
   /// Objects being added, by instance, with their identity (links to them in a cycle).
@@ -124,6 +137,7 @@ public final class Reef {
     readTransaction = nil
     writeTransaction = try storeCall { () throws(StoreError) in try store.beginWrite() }
     pendingError = nil
+    epochsBeforeWrite = epochs
     newSnapshot()
   }
 
@@ -150,23 +164,37 @@ public final class Reef {
     } catch {
       writeTransaction = nil
       transaction.rollback()
+      rollBackPlaces()
       newSnapshot()
       throw ReefError(error)
     }
     writeTransaction = nil
+    epochsBeforeWrite = [:]
+    endListPlaceChanges(rollBack: false)
     newSnapshot()
+  }
+
+  /// Gives the places of embedded objects their state from before the write transaction: an
+  /// accessor of an object the transaction overwrote, removed or moved in a list is valid again
+  /// at its old place, and one made for an object the transaction put in place is invalid.
+  private func rollBackPlaces() {
+    epochs = epochsBeforeWrite
+    epochsBeforeWrite = [:]
+    endListPlaceChanges(rollBack: true)
   }
 
   /// Rolls the write transaction back: nothing it wrote is kept, and objects it added are
   /// invalidated.
   public func cancelWrite() {
     checkThread()
-    writeTransaction?.rollback()
+    if let writeTransaction {
+      writeTransaction.rollback()
+      rollBackPlaces()
+    }
     writeTransaction = nil
     pendingError = nil
     adding = [:]
     pendingSetUp = []
-    epochs = [:]
     newSnapshot()
   }
 
@@ -217,7 +245,8 @@ public final class Reef {
 
   func epoch(_ key: EpochKey) -> Int { epochs.isEmpty ? 0 : epochs[key] ?? 0 }
   func bumpEpoch(_ key: EpochKey) {
-    epochs[key, default: 0] += 1
+    lastEpoch += 1
+    epochs[key] = lastEpoch
     version += 1
   }
 

@@ -170,11 +170,8 @@ func storedCities(_ document: Document?) -> [String] {
     try reef.write { reef.add(tenant) }
     let c = tenant.buildings[2]
     try reef.write { tenant.buildings.remove(at: 0) }
-    withKnownIssue(
-      "any change of a list of embedded objects invalidates every accessor into it, not only the removed one's"
-    ) {
-      #expect(!c.isInvalidated)
-    }
+    try #require(!c.isInvalidated)
+    #expect(c.city == "C")
     #expect(tenant.buildings[1].city == "C")
   }
 
@@ -277,12 +274,9 @@ func storedCities(_ document: Document?) -> [String] {
     try reef.write { reef.add(tenant) }
     let a = tenant.buildings[0]
     try reef.write { tenant.buildings.swapAt(0, 1) }
-    withKnownIssue(
-      "a move or swap invalidates the accessors of the list's embedded objects (Realm's follow the object)"
-    ) {
-      #expect(!a.isInvalidated)
-      #expect(!a.isInvalidated && a.city == "A")
-    }
+    try #require(!a.isInvalidated)
+    #expect(a.city == "A")
+    #expect(tenant.buildings[1].city == "A")
   }
 
   @Test func aListOfEmbeddedObjectsIsIndexedAfterAnEditInTheSameWrite() throws {
@@ -306,5 +300,36 @@ func storedCities(_ document: Document?) -> [String] {
     let second = makeTenant(2, home: shared)
     #expect(throws: ReefError.self) { try reef.write { reef.add([first, second]) } }
     #expect(reef.objects(Tenant.self).isEmpty)
+  }
+
+  @Test func anOverwrittenEmbeddedObjectStaysInvalidAfterALaterRollback() throws {
+    let (reef, _) = try openReef()
+    let tenant = makeTenant(1, home: makeBuilding("Paris"))
+    try reef.write { reef.add(tenant) }
+    let paris = try #require(tenant.home)
+    try reef.write { tenant.home = makeBuilding("Rome") }
+    #expect(paris.isInvalidated)
+    try reef.beginWrite()
+    tenant.name = "cancelled"
+    reef.cancelWrite()
+    #expect(paris.isInvalidated, "the rollback takes back its own transaction, not the earlier one")
+    #expect(tenant.home?.city == "Rome")
+  }
+
+  @Test func anEmbeddedObjectSetInACancelledWriteStaysInvalid() throws {
+    let (reef, _) = try openReef()
+    let tenant = makeTenant(1, home: makeBuilding("Paris"))
+    try reef.write { reef.add(tenant) }
+    let paris = try #require(tenant.home)
+    let rome = makeBuilding("Rome")
+    try reef.beginWrite()
+    tenant.home = rome
+    reef.cancelWrite()
+    #expect(rome.isInvalidated)
+    try #require(!paris.isInvalidated)
+    #expect(paris.city == "Paris")
+    try reef.write { tenant.home = makeBuilding("Oslo") }
+    #expect(rome.isInvalidated, "Oslo is in the place Rome had, not Rome")
+    #expect(paris.isInvalidated)
   }
 }
