@@ -437,8 +437,11 @@ public struct TransactionCollection {
     let primaryKey = KeyEncoding.encode([id])
     try checkPrimaryKeySize(primaryKey.count)
     // Checked before the index keys, so that a document with both a duplicate `_id` and a
-    // duplicate unique key is reported for its `_id`.
-    if old == nil, try lmdb.get(documentsDB, primaryKey) != nil { throw duplicateID(id) }
+    // duplicate unique key is reported for its `_id`. Without a unique index, the write below
+    // checks it (it writes nothing when the key exists, before any index entry is written).
+    if old == nil, info.indexes.contains(where: \.unique), try lmdb.get(documentsDB, primaryKey) != nil {
+      throw duplicateID(id)
+    }
     var planned: [(database: MDB_dbi, keys: [[UInt8]])] = []
     for index in info.indexes {
       let indexDB = try transaction.database(info.indexName(index), create: true)!

@@ -180,6 +180,14 @@ extension List: _Persistable {
     for (index, element) in enumerated() { values.append(try element._reefEncode(context.at(index: index))) }
     return .array(BSONArray(values))
   }
+  /// Writes the array in place.
+  public func _reefAppend(_ key: String, to builder: inout DocumentBuilder, _ context: _WriteContext)
+    throws(ReefError)
+  {
+    try builder.appendArray(key) { (array) throws(ReefError) in
+      for (index, element) in enumerated() { try element._reefAppend(to: &array, context.at(index: index)) }
+    }
+  }
   public static func _reefGet(_ owner: ManagedObject, _ property: Property) -> List {
     owner.collectionAccessor(property) { List() }
   }

@@ -268,6 +268,15 @@ final class Attachments {
 
   /// Gives each embedded object its managed state under `root`, parents before children.
   func attach(to root: ManagedObject) {
+    if items.allSatisfy({ $0.path.count == 1 }) {
+      // The usual case: embedded objects directly in the root (no table of parents to build).
+      for (object, path) in items {
+        let state = ManagedObject(reef: root.reef, schema: object.objectSchema, parent: root, step: path[0])
+        object._managed = state
+        object._values = []
+      }
+      return
+    }
     var states: [[PathStep]: ManagedObject] = [[]: root]
     for (object, path) in items.sorted(by: { $0.path.count < $1.path.count }) {
       let parentPath = Array(path.dropLast())

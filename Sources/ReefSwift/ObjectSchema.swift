@@ -151,6 +151,10 @@ public final class Property: CustomStringConvertible, @unchecked Sendable {
   let objectClass: ObjectBase.Type?
   /// For an integer property: its width in bits.
   let bits: Int
+  /// Whether the property links to top-level objects (a to-one link or a list or set of them).
+  let isLink: Bool
+  /// Whether the property holds embedded objects.
+  let isEmbedded: Bool
 
   init(
     name: String, columnName: String, kind: _ReefKind, flags: PropertyFlags, ordinal: Int, codec: PropertyCodec,
@@ -193,14 +197,11 @@ public final class Property: CustomStringConvertible, @unchecked Sendable {
       objectClass = nil
     }
     self.bits = bits
+    isLink = type == .object && !(objectClass is EmbeddedObject.Type)
+    isEmbedded = type == .object && objectClass is EmbeddedObject.Type
     objectClassName = objectClass?.className()
     linkOriginPropertyName = origin?.originProperty
   }
-
-  /// Whether the property links to top-level objects (a to-one link or a list or set of them).
-  var isLink: Bool { type == .object && !(objectClass is EmbeddedObject.Type) }
-  /// Whether the property holds embedded objects.
-  var isEmbedded: Bool { type == .object && objectClass is EmbeddedObject.Type }
 
   /// The type as a model declares it: `String?`, `List<Dog>`, `LinkingObjects<User>`.
   public var typeDescription: String {

@@ -58,18 +58,44 @@ extension EmbeddedObject: _ReefOptionalWrappable, _ReefCollectionElement {
   /// - Throws: ``ReefError/Kind/embeddedObjectHasParent`` for an object that already has a
   ///   parent.
   public func _reefEncode(_ context: _WriteContext) throws(ReefError) -> BSON {
-    if let managed = _managed {
-      if managed.currentDocument() == nil {
-        throw ReefError(.invalidated, "the embedded object has been deleted", type: Self.className())
-      }
-      throw ReefError(
-        .embeddedObjectHasParent,
-        "an embedded object has exactly one parent: this \(Self.className()) is already embedded in \(managed.top.schema.className) with _id \(managed.id) at \(managed.pathDescription); assign a new object, or a copy (\(Self.className())(value: object))",
-        type: Self.className())
-    }
+    try requireUnmanaged()
     let document = try ObjectEncoding.document(of: self, schema: ObjectSchema.of(Self.self), id: nil, context)
     context.attachments?.items.append((self, context.path))
     return .document(document)
+  }
+
+  /// Writes the subdocument in place.
+  public func _reefAppend(_ key: String, to builder: inout DocumentBuilder, _ context: _WriteContext)
+    throws(ReefError)
+  {
+    try requireUnmanaged()
+    let schema = ObjectSchema.of(Self.self)
+    try builder.appendDocument(key) { (fields) throws(ReefError) in
+      try ObjectEncoding.append(self, schema: schema, id: nil, to: &fields, context)
+    }
+    context.attachments?.items.append((self, context.path))
+  }
+
+  /// Writes the subdocument in place, as an array element.
+  public func _reefAppend(to array: inout ArrayBuilder, _ context: _WriteContext) throws(ReefError) {
+    try requireUnmanaged()
+    let schema = ObjectSchema.of(Self.self)
+    try array.appendDocument { (fields) throws(ReefError) in
+      try ObjectEncoding.append(self, schema: schema, id: nil, to: &fields, context)
+    }
+    context.attachments?.items.append((self, context.path))
+  }
+
+  /// Throws unless the object is unmanaged: an embedded object has one parent.
+  private func requireUnmanaged() throws(ReefError) {
+    guard let managed = _managed else { return }
+    if managed.currentDocument() == nil {
+      throw ReefError(.invalidated, "the embedded object has been deleted", type: Self.className())
+    }
+    throw ReefError(
+      .embeddedObjectHasParent,
+      "an embedded object has exactly one parent: this \(Self.className()) is already embedded in \(managed.top.schema.className) with _id \(managed.id) at \(managed.pathDescription); assign a new object, or a copy (\(Self.className())(value: object))",
+      type: Self.className())
   }
 }
 
@@ -85,15 +111,25 @@ enum ObjectEncoding {
     throws(ReefError)
     -> Document
   {
-    precondition(object._managed == nil, "only unmanaged objects are encoded")
     var builder = DocumentBuilder()
+    try append(object, schema: schema, id: id, to: &builder, context)
+    return builder.document
+  }
+
+  /// Appends the fields of an unmanaged object to a document being built (its own, or the
+  /// subdocument of an embedded object), each value written in place.
+  static func append(
+    _ object: ObjectBase, schema: ObjectSchema, id: BSON?, to builder: inout DocumentBuilder, _ context: _WriteContext
+  ) throws(ReefError) {
+    precondition(object._managed == nil, "only unmanaged objects are encoded")
     if let id { builder.append("_id", id) }
     for property in schema.properties where property.shape.isStored {
       if id != nil && property.columnName == "_id" { continue }
-      let value = try property.codec.encode(
-        box: object._values[property.ordinal], context.appending(property.columnName))
-      builder.append(property.columnName, value)
+      // Only embedded objects need their path (they become managed there): other values are
+      // encoded without making one.
+      try property.codec.append(
+        box: object._values[property.ordinal], property.columnName, to: &builder,
+        property.isEmbedded ? context.appending(property.columnName) : context)
     }
-    return builder.document
   }
 }

@@ -89,6 +89,11 @@ public protocol _ReefValue {
   static func _reefDecode(_ element: Document.Element?, _ context: _ReadContext) -> Self?
   /// The BSON value stored for this value.
   func _reefEncode(_ context: _WriteContext) throws(ReefError) -> BSON
+  /// Appends the stored value at `key` of a document being built (embedded objects and lists
+  /// write in place instead of building a value to copy).
+  func _reefAppend(_ key: String, to builder: inout DocumentBuilder, _ context: _WriteContext) throws(ReefError)
+  /// Appends the stored value to an array being built.
+  func _reefAppend(to array: inout ArrayBuilder, _ context: _WriteContext) throws(ReefError)
   /// Whether a stored value that cannot be read is nil in an optional (a link to an object that
   /// is gone) rather than a mismatch.
   static var _reefNilWhenUnreadable: Bool { get }
@@ -105,6 +110,17 @@ public protocol _Persistable: _ReefValue {
   static func _reefGet(_ owner: ManagedObject, _ property: Property) -> Self
   /// Writes the property of a managed object.
   static func _reefSet(_ owner: ManagedObject, _ property: Property, _ value: Self)
+}
+
+extension _ReefValue {
+  public func _reefAppend(_ key: String, to builder: inout DocumentBuilder, _ context: _WriteContext)
+    throws(ReefError)
+  {
+    builder.append(key, try _reefEncode(context))
+  }
+  public func _reefAppend(to array: inout ArrayBuilder, _ context: _WriteContext) throws(ReefError) {
+    array.append(try _reefEncode(context))
+  }
 }
 
 extension _Persistable {
@@ -137,6 +153,16 @@ extension Optional: _ReefValue where Wrapped: _ReefOptionalWrappable {
   public func _reefEncode(_ context: _WriteContext) throws(ReefError) -> BSON {
     guard let self else { return .null }
     return try self._reefEncode(context)
+  }
+  public func _reefAppend(_ key: String, to builder: inout DocumentBuilder, _ context: _WriteContext)
+    throws(ReefError)
+  {
+    guard let self else { return builder.appendNull(key) }
+    try self._reefAppend(key, to: &builder, context)
+  }
+  public func _reefAppend(to array: inout ArrayBuilder, _ context: _WriteContext) throws(ReefError) {
+    guard let self else { return array.append(.null) }
+    try self._reefAppend(to: &array, context)
   }
 }
 extension Optional: _Persistable where Wrapped: _ReefOptionalWrappable {
@@ -202,6 +228,9 @@ extension String: _ReefScalar {
     return value
   }
   public func _reefEncode(_ context: _WriteContext) -> BSON { .string(self) }
+  public func _reefAppend(_ key: String, to builder: inout DocumentBuilder, _ context: _WriteContext) {
+    builder.append(key, self)
+  }
 }
 
 extension Data: _ReefScalar {

@@ -1,3 +1,5 @@
+import ReefBSON
+
 /// Declares a stored property of an `Object` or `EmbeddedObject`, as in Realm.
 ///
 /// ```swift
@@ -50,12 +52,13 @@ public struct Persisted<Value: _Persistable> {
   }
 
   /// The property's value, for the object that owns it.
-  @inlinable public static subscript<EnclosingSelf: ObjectBase>(
+  @inlinable
+  public static subscript<EnclosingSelf: ObjectBase>(
     _enclosingInstance object: EnclosingSelf,
     wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
     storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
   ) -> Value {
-    get {
+    @inline(__always) get {
       let ordinal = object[keyPath: storageKeyPath].slot &- object._slotBase
       if let managed = object._managed {
         return Value._reefGet(managed, managed.property(ordinal))
@@ -63,7 +66,7 @@ public struct Persisted<Value: _Persistable> {
       if let tracer = object._tracer { return tracer.trace(object, ordinal: ordinal, as: Value.self) }
       return unsafeDowncast(object._values[ordinal], to: Box<Value>.self).value
     }
-    set {
+    @inline(__always) set {
       let ordinal = object[keyPath: storageKeyPath].slot &- object._slotBase
       if let managed = object._managed {
         Value._reefSet(managed, managed.property(ordinal), newValue)
@@ -121,6 +124,10 @@ extension Persisted: PersistedProperty {
 class PropertyCodec {
   /// The stored form of an unmanaged object's value (its side-table box).
   func encode(box: AnyObject, _ context: _WriteContext) throws(ReefError) -> BSON { fatalError("abstract") }
+  /// Appends the stored form of an unmanaged object's value at `key` of a document being built.
+  func append(box: AnyObject, _ key: String, to builder: inout DocumentBuilder, _ context: _WriteContext)
+    throws(ReefError)
+  { fatalError("abstract") }
   /// Whether the stored element fits the property's type.
   func fits(_ element: Document.Element?, _ context: _ReadContext) -> Bool { fatalError("abstract") }
   /// The value read, boxed, for a managed object's value copied into an unmanaged one.
@@ -149,6 +156,11 @@ final class TypedCodec<Value: _Persistable>: PropertyCodec {
   }
   override func encode(box: AnyObject, _ context: _WriteContext) throws(ReefError) -> BSON {
     try unsafeDowncast(box, to: Box<Value>.self).value._reefEncode(context)
+  }
+  override func append(box: AnyObject, _ key: String, to builder: inout DocumentBuilder, _ context: _WriteContext)
+    throws(ReefError)
+  {
+    try unsafeDowncast(box, to: Box<Value>.self).value._reefAppend(key, to: &builder, context)
   }
   override func fits(_ element: Document.Element?, _ context: _ReadContext) -> Bool {
     Value._reefDecode(element, context) != nil
