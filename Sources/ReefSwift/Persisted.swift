@@ -29,20 +29,18 @@ public struct Persisted<Value: _Persistable> {
   }
 
   /// A property whose initial value is Realm's default for its type.
-  public init() { self.init(value: nil, flags: []) }
+  public init() { self.init(flags: []) { Box(Value._reefDefault()) } }
 
   /// A property with an initial value.
-  public init(wrappedValue value: Value) { self.init(value: value, flags: []) }
+  public init(wrappedValue value: Value) { self.init(flags: []) { Box(value) } }
 
-  init(value: Value?, flags: PropertyFlags) {
-    let thread = ThreadState.current
-    slot = thread.stack.count
+  /// Takes the property's slot on the thread's construction stack: its initial value, boxed by
+  /// `initial` (called only for an unmanaged object: a managed one reads nothing from its slots,
+  /// so constructing it makes no box and, in code not specialized for `Value`, looks up no
+  /// generic type at run time).
+  init(flags: PropertyFlags, initial: () -> AnyObject) {
+    slot = ThreadState.current.push(initial)
     self.flags = flags
-    if thread.constructingManaged != nil {
-      thread.stack.append(ThreadState.placeholder)
-    } else {
-      thread.stack.append(Box(value ?? Value._reefDefault()))
-    }
   }
 
   /// The property's value, for the object that owns it.
@@ -75,6 +73,11 @@ struct PropertyFlags: OptionSet {
   let rawValue: UInt8
   static let primaryKey = PropertyFlags(rawValue: 1)
   static let indexed = PropertyFlags(rawValue: 2)
+
+  init(rawValue: UInt8) { self.rawValue = rawValue }
+
+  /// The flags of `@Persisted(primaryKey:indexed:)`.
+  init(primaryKey: Bool, indexed: Bool) { rawValue = (primaryKey ? 1 : 0) | (indexed ? 2 : 0) }
 }
 
 extension Persisted {
@@ -83,19 +86,12 @@ extension Persisted {
   /// A primary key is an `Int`, `String`, `ObjectId` or `UUID` (or their optionals), unique in
   /// its type, indexed, and cannot change once the object is managed.
   public init(primaryKey: Bool = false, indexed: Bool = false) {
-    self.init(value: nil, flags: Self.flags(primaryKey: primaryKey, indexed: indexed))
+    self.init(flags: PropertyFlags(primaryKey: primaryKey, indexed: indexed)) { Box(Value._reefDefault()) }
   }
 
   /// A property with an initial value, made the primary key or indexed.
   public init(wrappedValue value: Value, primaryKey: Bool = false, indexed: Bool = false) {
-    self.init(value: value, flags: Self.flags(primaryKey: primaryKey, indexed: indexed))
-  }
-
-  private static func flags(primaryKey: Bool, indexed: Bool) -> PropertyFlags {
-    var flags: PropertyFlags = []
-    if primaryKey { flags.insert(.primaryKey) }
-    if indexed { flags.insert(.indexed) }
-    return flags
+    self.init(flags: PropertyFlags(primaryKey: primaryKey, indexed: indexed)) { Box(value) }
   }
 }
 
