@@ -69,7 +69,7 @@ let package = Package(
     .executableTarget(
       name: "ReefObjectIterate",
       dependencies: [
-        "ObjectModels", .product(name: "ReefSwift", package: "Reef"), .product(name: "GRDB", package: "GRDB.swift"),
+        "BenchSupport", "ObjectModels", .product(name: "ReefSwift", package: "Reef"), .product(name: "GRDB", package: "GRDB.swift"),
       ],
       swiftSettings: [.swiftLanguageMode(.v5)]),
     // Not a benchmark: streaming import into a store and export from it, for peak memory

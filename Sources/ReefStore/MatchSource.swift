@@ -97,6 +97,18 @@ struct MatchSource: DocumentSource {
       close()
       return count
     }
+    if index != nil {
+      do {
+        while let value = try index!.nextValue(collection.lmdb, explain: &explain) {
+          if try test(value) != nil { count += 1 }
+        }
+      } catch {
+        close()
+        throw error
+      }
+      close()
+      return count
+    }
     while try next() != nil { count += 1 }
     return count
   }

@@ -12,8 +12,8 @@ import ReefQuery
 /// An index on the first field of an equality, `$in` or range condition (at the top of the
 /// query or inside its `$and`) narrows the documents read; the whole query is then tested on
 /// each, so results are exactly those of a collection scan. Conditions the index cannot narrow
-/// (negations, `$or`, regular expressions, array literals, MinKey/MaxKey, Realm quantifiers)
-/// leave the planner to scan the collection.
+/// (negations, `$or`, regular expressions, array literals, MinKey/MaxKey, Realm's `ALL` and
+/// `NONE`) leave the planner to scan the collection.
 enum Planner {
   struct Plan {
     var index: IndexSpecification
@@ -77,7 +77,8 @@ enum Planner {
         if let id = primaryKey(child) { return id }
       }
       return nil
-    case .match(let path, .compare(.equal, let value), .mongo) where path == primaryPath && usable(value):
+    case .match(let path, .compare(.equal, let value), let quantifier)
+    where path == primaryPath && narrows(quantifier) && usable(value):
       return value
     default:
       return nil
@@ -91,16 +92,30 @@ enum Planner {
     switch node {
     case .and(let children):
       for child in children { collect(child, into: &bounds) }
-    case .match(let path, .compare(let comparison, let value), .mongo) where usable(value):
+    case .match(let path, .compare(let comparison, let value), let quantifier)
+    where narrows(quantifier) && usable(value):
       switch comparison {
       case .equal: bounds.append((path, .equal(value)))
       case .notEqual: break
       default: if !isNull(value) { bounds.append((path, .range(value, comparison))) }
       }
-    case .match(let path, .in(let values), .mongo) where values.allSatisfy(usable):
+    case .match(let path, .in(let values), let quantifier) where narrows(quantifier) && values.allSatisfy(usable):
       bounds.append((path, .in(values)))
     default:
       break
+    }
+  }
+
+  /// Whether an index can narrow a test under `quantifier`: MongoDB's rule, and Realm's `ANY`
+  /// (a Realm predicate's default, `address.city == %@`). `ANY` tests the values MongoDB's rule
+  /// tests but a whole array, and tests null for a missing field only where MongoDB's rule does
+  /// too, so its matches are among MongoDB's, which the index ranges hold; every candidate is
+  /// then tested with the whole query. `ALL` and `NONE` hold for documents the index does not
+  /// list (an empty list, a missing field).
+  static func narrows(_ quantifier: Quantifier) -> Bool {
+    switch quantifier {
+    case .mongo, .any: true
+    case .all, .none: false
     }
   }
 

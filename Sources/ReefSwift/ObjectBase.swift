@@ -19,7 +19,7 @@ open class ObjectBase: CustomStringConvertible {
   public required init() {
     let thread = ThreadState.current
     let objectClass = type(of: self)
-    let count = ObjectBase.persistedCount(objectClass, instance: self)
+    let count = ObjectBase.persistedCount(objectClass, instance: self, thread: thread)
     let base = thread.stack.count &- count
     precondition(base >= 0, "ReefSwift: the @Persisted properties of \(objectClass) were not initialized in step")
     _slotBase = base
@@ -124,9 +124,8 @@ open class ObjectBase: CustomStringConvertible {
 
   /// How many `@Persisted` properties instances of `objectClass` have (its superclasses' too);
   /// counted once per class from the first instance.
-  static func persistedCount(_ objectClass: ObjectBase.Type, instance: ObjectBase) -> Int {
+  static func persistedCount(_ objectClass: ObjectBase.Type, instance: ObjectBase, thread: ThreadState) -> Int {
     let key = ObjectIdentifier(objectClass)
-    let thread = ThreadState.current
     if let count = thread.persistedCounts[key] { return count }
     if let count = countsLock.withLock({ counts[key] }) {
       thread.persistedCounts[key] = count
@@ -139,6 +138,7 @@ open class ObjectBase: CustomStringConvertible {
       mirror = current.superclassMirror
     }
     countsLock.withLock { counts[key] = count }
+    thread.persistedCounts[key] = count
     return count
   }
 }

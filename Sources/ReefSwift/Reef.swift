@@ -356,7 +356,9 @@ public final class Reef {
   /// A managed object for a stored document of a top-level type.
   func object<T: ObjectBase>(_ type: T.Type, schema: ObjectSchema, document: Document) -> T {
     let object = construct(type)
-    object._managed = ManagedObject(reef: self, schema: schema, id: document["_id"] ?? .null, document: document)
+    // By key, not by dotted path: `_id` is a top-level field (usually the first).
+    let id = document.element(forKey: "_id")?.value ?? .null
+    object._managed = ManagedObject(reef: self, schema: schema, id: id, document: document)
     return unsafeDowncast(object, to: T.self)
   }
 

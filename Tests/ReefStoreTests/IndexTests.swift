@@ -77,6 +77,38 @@ import Testing
     #expect(scan.index == nil && scan.documentsExamined == 200)
   }
 
+  /// A Realm predicate's comparisons (`ANY`, its default) read through an index as a filter's
+  /// do; `ALL` and `NONE` scan (they hold for documents the index does not list).
+  @Test func realmPredicatesUseIndexesForAnyButNotAllOrNone() throws {
+    let temporary = try TemporaryStore()
+    let contacts = temporary.store.collection("contacts")
+    try contacts.insertMany(
+      try (0..<100).map {
+        try document(#"{"_id": \#($0), "address": {"city": "c\#($0 % 10)", "street": "s\#(1000 - $0)"}, "n": \#($0)}"#)
+      })
+    try contacts.createIndex(document(#"{"address.city": 1}"#))
+    try contacts.createIndex(document(#"{"n": 1}"#))
+    func run(_ predicate: String, _ arguments: [BSON] = []) throws -> (ids: [BSON], explain: Explain) {
+      let cursor = try contacts.find(predicate: predicate, arguments: arguments)
+      let ids = try cursor.toArray().map { $0["_id"] ?? .null }
+      return (ids, cursor.explain)
+    }
+    let equal = try run("address.city == $0 SORT(address.street ASC)", [.string("c3")])
+    #expect(equal.explain.index == "address.city_1")
+    #expect(equal.explain.documentsExamined == 10)
+    #expect(equal.ids == [93, 83, 73, 63, 53, 43, 33, 23, 13, 3].map { BSON.int32($0) })
+    let range = try run("n >= 95")
+    #expect(range.explain.index == "n_1" && range.explain.documentsExamined == 5 && range.ids.count == 5)
+    let list = try run("n IN {1, 2, 3}")
+    #expect(list.explain.index == "n_1" && list.ids == [1, 2, 3].map { BSON.int32($0) })
+    let id = try run("_id == 7")
+    #expect(id.explain.index == "_id_" && id.ids == [.int32(7)])
+    let all = try run("ALL n == 3")
+    #expect(all.explain.index == nil && all.ids == [.int32(3)])
+    let none = try run("NONE n == 3")
+    #expect(none.explain.index == nil && none.ids.count == 99)
+  }
+
   /// Every query spec case gives the same results with indexes on its fields as without.
   @Test(arguments: loadQuerySpecs().map(\.name))
   func resultsAreIdenticalWithAndWithoutIndexes(_ name: String) throws {
@@ -88,8 +120,12 @@ import Testing
     try indexed.insertMany(file.documents)
     var paths = Set<String>()
     for testCase in file.cases {
-      guard let filter = testCase.filter else { continue }
-      collectPaths(filter, into: &paths)
+      if let filter = testCase.filter { collectPaths(filter, into: &paths) }
+      if let predicate = testCase.predicate,
+        let query = try? Query(predicate: predicate, arguments: testCase.arguments)
+      {
+        collectPaths(query.node, into: &paths)
+      }
     }
     for path in paths.sorted() {
       // Parallel arrays cannot be indexed together; single-field indexes always can.
@@ -105,7 +141,29 @@ import Testing
       #expect(found == expected, "\(testCase.name)")
       if try indexed.explain(filter).index != nil { usedIndex += 1 }
     }
-    print("\(name): \(usedIndex) filters ran through an index")
+    // Realm predicates: `ANY` (their default) narrows through an index as MongoDB's rule does.
+    for testCase in file.cases where testCase.error == nil {
+      guard let predicate = testCase.predicate else { continue }
+      var options = FindOptions(skip: testCase.skip, limit: testCase.limit)
+      if let sort = testCase.sort { options.sort = try SortSpecification(sort) }
+      let expected = try plain.find(predicate: predicate, arguments: testCase.arguments, options: options).toArray()
+      let cursor = try indexed.find(predicate: predicate, arguments: testCase.arguments, options: options)
+      let found = try cursor.toArray()
+      #expect(found == expected, "\(testCase.name)")
+      if cursor.explain.index != nil { usedIndex += 1 }
+    }
+    print("\(name): \(usedIndex) filters and predicates ran through an index")
+  }
+
+  /// The paths of a compiled query's tests.
+  func collectPaths(_ node: QueryNode, into paths: inout Set<String>) {
+    switch node {
+    case .and(let children), .or(let children), .nor(let children):
+      for child in children { collectPaths(child, into: &paths) }
+    case .not(let child): collectPaths(child, into: &paths)
+    case .match(let path, _, _): paths.insert(path.description)
+    default: break
+    }
   }
 
   func collectPaths(_ filter: Document, into paths: inout Set<String>) {

@@ -257,10 +257,12 @@ let benchmarks: @Sendable () -> Void = {
     // ReefStore caches a collection's LMDB handle when a transaction first opens it; opened in
     // the Reef's long-lived read snapshot, the handle stays private to that snapshot and other
     // transactions get "read: Invalid argument" (EINVAL from mdb_get). So a short raw read
-    // opens both collections first.
+    // opens both collections first, and the index on `address.city` that the object query
+    // reads (through the Reef's snapshot; `checkQuery` then explains it in a raw read).
     try! reef.store.read { transaction in
       _ = try transaction.collection("Contact").document(forID: .objectId(data().contactIDs[0]))
       _ = try transaction.collection("Business").document(forID: .objectId(data().businessIDs[0]))
+      _ = try transaction.collection("Contact").findOne(["address.city": .string(cities[0])])
     }
     _ = reef.refresh()  // a snapshot begun before the handles were opened does not see them either
     readMade = (reef, openGRDB(paths.grdb))

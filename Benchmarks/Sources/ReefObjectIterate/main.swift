@@ -6,13 +6,18 @@
 //   ReefObjectIterate grdb COUNT     # GRDB: `ContactRecord.fetchCursor(db)`, reading `name`
 //   ReefObjectIterate read COUNT     # Reef: every contact by primary key, reading `name` and `address.city`
 //   ReefObjectIterate insert COUNT   # Reef: COUNT new contacts into a new file, one transaction
+//   ReefObjectIterate query COUNT    # Reef: the object-query benchmark (filter on `address.city`,
+//                                    # sorted by `address.street`, reading `name`) over every city,
+//                                    # REEF_QUERY_ROUNDS rounds (20); REEF_QUERY_SIDE=grdb runs GRDB's side
 
+import BenchSupport
 import Foundation
+import GRDB
 import ObjectModels
 import ReefSwift
 
 let arguments = CommandLine.arguments
-let modes = ["make", "reef", "grdb", "read", "insert"]
+let modes = ["make", "reef", "grdb", "read", "insert", "query"]
 guard arguments.count == 3, let count = Int(arguments[2]), modes.contains(arguments[1]) else {
   FileHandle.standardError.write("usage: ReefObjectIterate \(modes.joined(separator: "|")) COUNT\n".data(using: .utf8)!)
   exit(2)
@@ -41,6 +46,47 @@ case "read":
     bytes &+= contact.name.utf8.count &+ (contact.address?.city?.utf8.count ?? 0)
   }
   print("read: \(count) contacts, \(bytes) bytes, \(Int(-begin.timeIntervalSinceNow * 1000)) ms")
+case "query":
+  let paths = fixture("iterate-\(count)", contacts: count, businesses: 0)
+  let grdbSide = ProcessInfo.processInfo.environment["REEF_QUERY_SIDE"] == "grdb"
+  let reef = grdbSide ? nil : openReef(paths.reef)
+  let grdb = grdbSide ? openGRDB(paths.grdb) : nil
+  var found = 0
+  var bytes = 0
+  let rounds = Int(ProcessInfo.processInfo.environment["REEF_QUERY_ROUNDS"] ?? "") ?? 20
+  func cpu() -> Int {
+    var time = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+    return time.tv_sec * 1_000_000 + time.tv_nsec / 1000
+  }
+  let begin = Date()
+  let cpuBegin = cpu()
+  for _ in 0..<rounds {
+    for city in cities {
+      if let reef {
+        for contact in reef.objects(Contact.self).filter("address.city == %@", city).sorted(byKeyPath: "address.street") {
+          found &+= 1
+          bytes &+= contact.name.utf8.count
+        }
+      } else if let grdb {
+        try! grdb.read { db in
+          let cursor = try ContactRecord.filter(ContactRecord.Columns.addressCity == city)
+            .order(ContactRecord.Columns.addressStreet).fetchCursor(db)
+          while let contact = try cursor.next() {
+            found &+= 1
+            bytes &+= contact.name.utf8.count
+          }
+        }
+      }
+    }
+  }
+  let queries = rounds * cities.count
+  let micros = Int(-begin.timeIntervalSinceNow * 1_000_000)
+  let cpuMicros = cpu() - cpuBegin
+  func milliseconds(_ micros: Int) -> String { "\(micros / queries / 1000).\(micros / queries % 1000 / 100) ms" }
+  print(
+    "query (\(grdbSide ? "grdb" : "reef")): \(queries) queries, \(found / queries) results each, \(bytes) bytes, "
+      + "\(milliseconds(cpuMicros)) CPU, \(milliseconds(micros)) wall per query")
 default:
   let paths = fixture("iterate-\(count)", contacts: count, businesses: 0)
   switch arguments[1] {
