@@ -146,6 +146,20 @@ public final class Transaction {
   static let catalogName = "__catalog"
   static let metaName = "__meta"
 
+  /// Opens the handle of every database the catalog names (each collection's documents and
+  /// indexes). The store does this in a short read transaction when it opens, so that the
+  /// handles are shared before any long-lived snapshot (a `Reef`'s) could be the first to open
+  /// one: LMDB keeps a handle private to the transaction that opened it until that transaction
+  /// ends, and other transactions using it meanwhile fail with EINVAL.
+  func openNamedDatabases() throws(StoreError) {
+    _ = try database(Transaction.metaName, create: false)
+    for name in try catalogNames() {
+      guard let info = try info(name, create: false, reserved: true) else { continue }
+      _ = try database(info.documentsName, create: false)
+      for index in info.indexes { _ = try database(info.indexName(index), create: false) }
+    }
+  }
+
   func database(_ name: String, create: Bool) throws(StoreError) -> MDB_dbi? {
     try store.handle(name, in: lmdb, create: create)
   }
