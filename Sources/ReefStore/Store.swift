@@ -466,7 +466,9 @@ public final class Store: @unchecked Sendable {
 
   func cachedCatalogEntry(_ name: String, _ bytes: UnsafeRawBufferPointer) -> CollectionInfo? {
     lock.withLock {
-      guard let entry = catalogCache[name], entry.bytes.elementsEqual(bytes) else { return nil }
+      guard let entry = catalogCache[name], entry.bytes.count == bytes.count,
+        bytes.isEmpty || entry.bytes.withUnsafeBytes({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) }) == 0
+      else { return nil }
       return entry.info
     }
   }

@@ -20,6 +20,9 @@ public final class Transaction {
   var isFinished: Bool { finished }
   /// Catalog entries read or written in this transaction.
   var catalog: [String: CollectionInfo] = [:]
+  /// A read transaction's last catalog entry: a snapshot's entries do not change, and a loop of
+  /// point reads on one collection then looks it up once, without a table.
+  private var lastReadEntry: (name: String, info: CollectionInfo)?
   /// Whether ending the transaction unlocks the store's write lock (``Store/beginWrite()``).
   var ownsWriteLock = false
 
@@ -188,15 +191,16 @@ public final class Transaction {
   /// The catalog entry of a collection; with `create`, made when missing. Reserved names (`__…`)
   /// are refused unless `reserved`, which only the store's own machinery (imports) sets.
   func info(_ name: String, create: Bool, reserved: Bool = false) throws(StoreError) -> CollectionInfo? {
+    if let lastReadEntry, lastReadEntry.name == name { return lastReadEntry.info }
     if let cached = catalog[name] { return cached }
     if let catalogDB = try database(Transaction.catalogName, create: false),
       let bytes = try catalogEntry(catalogDB, name)
     {
       // The entry parsed by an earlier transaction, when its bytes are the same.
       if let known = store.cachedCatalogEntry(name, bytes) {
-        // A read transaction reads the entry again when asked again (one lookup), rather than
-        // allocate a table for it: most read only one collection once.
-        if !lmdb.readOnly { catalog[name] = known }
+        // A read transaction keeps only its last entry rather than allocate a table: most read
+        // one collection.
+        if lmdb.readOnly { lastReadEntry = (name, known) } else { catalog[name] = known }
         return known
       }
       let document: Document

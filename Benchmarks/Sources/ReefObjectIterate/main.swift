@@ -4,7 +4,7 @@
 //   ReefObjectIterate make COUNT     # makes the fixture of COUNT contacts when missing
 //   ReefObjectIterate reef COUNT     # Reef: `for contact in reef.objects(Contact.self)`, reading `name`
 //   ReefObjectIterate grdb COUNT     # GRDB: `ContactRecord.fetchCursor(db)`, reading `name`
-//   ReefObjectIterate read COUNT     # Reef: every contact by primary key, reading `name` and `address.city`
+//   ReefObjectIterate read COUNT     # Reef: every contact (and COUNT/4 businesses) by primary key, as object-read
 //   ReefObjectIterate insert COUNT   # Reef: COUNT new contacts into a new file, one transaction
 //   ReefObjectIterate query COUNT    # Reef: the object-query benchmark (filter on `address.city`,
 //                                    # sorted by `address.street`, reading `name`) over every city,
@@ -36,8 +36,9 @@ case "insert":
   print("insert: \(count) contacts, \(count / 4) businesses, \(Int(-begin.timeIntervalSinceNow * 1000)) ms")
   removeDatabase(path)
 case "read":
-  let paths = fixture("iterate-\(count)", contacts: count, businesses: 0)
-  let data = ObjectData(contacts: count, businesses: 0)
+  // As object-read: the contacts, then the businesses (count / 4) with their first address.
+  let paths = fixture("read-\(count)", contacts: count, businesses: count / 4)
+  let data = ObjectData(contacts: count, businesses: count / 4)
   let reef = openReef(paths.reef)
   let begin = Date()
   var bytes = 0
@@ -45,7 +46,14 @@ case "read":
     let contact = reef.object(ofType: Contact.self, forPrimaryKey: id)!
     bytes &+= contact.name.utf8.count &+ (contact.address?.city?.utf8.count ?? 0)
   }
-  print("read: \(count) contacts, \(bytes) bytes, \(Int(-begin.timeIntervalSinceNow * 1000)) ms")
+  let contactsDone = Date()
+  for id in data.businessIDs {
+    let business = reef.object(ofType: Business.self, forPrimaryKey: id)!
+    bytes &+= business.name.utf8.count &+ (business.addresses.first?.city?.utf8.count ?? 0)
+  }
+  print(
+    "read: \(count) contacts in \(Int(contactsDone.timeIntervalSince(begin) * 1000)) ms, \(count / 4) businesses in \(Int(-contactsDone.timeIntervalSinceNow * 1000)) ms, \(bytes) bytes"
+  )
 case "query":
   let paths = fixture("iterate-\(count)", contacts: count, businesses: 0)
   let grdbSide = ProcessInfo.processInfo.environment["REEF_QUERY_SIDE"] == "grdb"
