@@ -57,11 +57,15 @@ extension Reef {
     let transaction = try storeCall { () throws(StoreError) in try self.transaction() }
     let attachments = Attachments()
     let context = writeContext(path: [], attachments: attachments, policy: policy)
-    var id: BSON = .objectId(ObjectId())
-    var identity = id
+    // A new ObjectId only when the primary key is not the `_id` (making one reads the clock).
+    var id: BSON
+    let identity: BSON
     if let key = schema.primaryKeyProperty {
       identity = try key.codec.encode(box: object._values[key.ordinal], context)
-      if schema.primaryKeyIsID { id = identity }
+      id = schema.primaryKeyIsID ? identity : .objectId(ObjectId())
+    } else {
+      id = .objectId(ObjectId())
+      identity = id
     }
     var existing: Document?
     if policy != .error, schema.primaryKeyProperty != nil {
