@@ -300,7 +300,18 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     with(distinctPaths: keyPaths.map { FieldMapping(schema).map(FieldPath($0)).description })
   }
 
-  public var description: String { "Results<\(schema.className)> (\(count) objects)" }
+  /// The type, the count and, as Realm prints them, the first 100 objects with their
+  /// properties.
+  public var description: String {
+    let shown = 100
+    var lines = ["Results<\(schema.className)> (\(count) objects) ("]
+    for (index, object) in prefix(shown).enumerated() {
+      lines.append("\t[\(index)] " + object.description.replacingOccurrences(of: "\n", with: "\n\t"))
+    }
+    if count > shown { lines.append("\t... \(count - shown) objects more") }
+    lines.append(")")
+    return lines.joined(separator: "\n")
+  }
 }
 
 /// A sort key for ``Results/sorted(by:)``: a property path and a direction.

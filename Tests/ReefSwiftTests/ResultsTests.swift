@@ -36,6 +36,17 @@ import Testing
     #expect(reef.objects(Tenant.self).filter("id > 100").last == nil)
   }
 
+  @Test func descriptionListsTheObjects() throws {
+    let reef = try fiveTenants()
+    let text = reef.objects(Tenant.self).sorted(byKeyPath: "id").filter("id <= 2").description
+    let lines = text.split(separator: "\n").map(String.init)
+    #expect(lines.first == "Results<Tenant> (2 objects) (")
+    #expect(lines.last == ")")
+    #expect(lines.contains("\t[0] Tenant {") && lines.contains("\t[1] Tenant {"))
+    #expect(lines.contains("\t\tid = 1;") && lines.contains("\t\tid = 2;"))
+    #expect(!lines.contains("\t\tid = 3;"))
+  }
+
   @Test func resultsAreLive() throws {
     let reef = try fiveTenants()
     let adults = reef.objects(Tenant.self).filter("age >= 30")
