@@ -178,7 +178,7 @@ public final class Store: @unchecked Sendable {
       } else {
         try write { transaction in try transaction.checkFormat(path: path) }
       }
-      try read { transaction in try transaction.openNamedDatabases() }
+      try read { transaction in transaction.openNamedDatabases() }
     } catch let error as StoreError {
       throw error
     } catch {

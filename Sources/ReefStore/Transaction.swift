@@ -154,12 +154,15 @@ public final class Transaction {
   /// handles are shared before any long-lived snapshot (a `Reef`'s) could be the first to open
   /// one: LMDB keeps a handle private to the transaction that opened it until that transaction
   /// ends, and other transactions using it meanwhile fail with EINVAL.
-  func openNamedDatabases() throws(StoreError) {
-    _ = try database(Transaction.metaName, create: false)
-    for name in try catalogNames() {
-      guard let info = try info(name, create: false, reserved: true) else { continue }
-      _ = try database(info.documentsName, create: false)
-      for index in info.indexes { _ = try database(info.indexName(index), create: false) }
+  ///
+  /// Best effort: a damaged catalog entry is skipped here (reading that collection reports it),
+  /// so that the others stay readable.
+  func openNamedDatabases() {
+    _ = try? database(Transaction.metaName, create: false)
+    for name in (try? catalogNames()) ?? [] {
+      guard let info = try? info(name, create: false, reserved: true) else { continue }
+      _ = try? database(info.documentsName, create: false)
+      for index in info.indexes { _ = try? database(info.indexName(index), create: false) }
     }
   }
 

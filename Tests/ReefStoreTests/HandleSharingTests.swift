@@ -42,4 +42,25 @@ import Testing
     }
     #expect(try store.read { try $0.collection("contacts").find(document(#"{"city": "Oslo"}"#)).count() } == 21)
   }
+
+  @Test func aDamagedCatalogEntryDoesNotStopTheStoreFromOpening() throws {
+    let directory = TemporaryDirectory()
+    try makeStoreFile(directory)
+    do {
+      let store = try Store(path: directory.store)
+      try store.write { transaction in
+        try transaction.collection("other").insert(document(#"{"_id": 1}"#))
+        // The catalog entry of `contacts`, cut to a document that cannot be read.
+        let catalog = try #require(try transaction.database(Transaction.catalogName, create: false))
+        _ = try transaction.lmdb.put(catalog, Array("contacts".utf8), [0x10, 0, 0, 0, 0x02])
+      }
+    }
+    let store = try Store(path: directory.store)
+    #expect(try store.read { try $0.collection("other").count() } == 1)
+    #expect {
+      try store.read { try $0.collection("contacts").count() }
+    } throws: { error in
+      (error as? StoreError)?.kind == .corrupt && "\(error)".contains("catalog entry of contacts is damaged")
+    }
+  }
 }
