@@ -36,7 +36,9 @@ public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<El
   public subscript(position: Int) -> Element {
     get {
       guard let access else { return storage[position] }
-      return access.decode(access.elements()[position], at: position, as: Element.self)
+      let elements = access.elements()
+      List.checkIndex(position, count: elements.count)
+      return access.decode(elements[position], at: position, as: Element.self)
     }
     set {
       guard let access else {
@@ -44,6 +46,7 @@ public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<El
         return
       }
       access.changeArray { values, context in
+        List.checkIndex(position, count: values.count)
         values[position] = ListSlot(try newValue._reefEncode(context.at(index: position)))
       }
     }
@@ -126,6 +129,8 @@ public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<El
       return
     }
     change { values, _ in
+      List.checkIndex(from, count: values.count)
+      List.checkIndex(to, count: values.count)
       values.insert(values.remove(at: from), at: to)
     }
   }
@@ -137,8 +142,15 @@ public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<El
       return
     }
     change { values, _ in
+      List.checkIndex(index1, count: values.count)
+      List.checkIndex(index2, count: values.count)
       values.swapAt(index1, index2)
     }
+  }
+
+  /// Stops with the index and the count when `index` is not a position of the list.
+  private static func checkIndex(_ index: Int, count: Int) {
+    precondition(index >= 0 && index < count, "Index \(index) is out of bounds (count \(count))")
   }
 
   /// Replaces the element at `index`.
@@ -152,6 +164,9 @@ public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<El
       return
     }
     change { values, encode in
+      precondition(
+        subrange.lowerBound >= 0 && subrange.upperBound <= values.count,
+        "Range \(subrange) is out of bounds (count \(values.count))")
       var new: [ListSlot] = []
       for (offset, element) in elements.enumerated() { new.append(try encode(element, subrange.lowerBound + offset)) }
       values.replaceSubrange(subrange, with: new)

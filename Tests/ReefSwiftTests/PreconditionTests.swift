@@ -67,6 +67,30 @@ struct Smuggled<Value>: @unchecked Sendable {
     }
   }
 
+  @Test func aManagedListIndexOutOfBoundsStopsWithTheIndexAndCount() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      runOrExitCleanly {
+        let (reef, _) = try openReef()
+        let tenant = makeTenant(1, buildings: [makeBuilding("A"), makeBuilding("B")])
+        try reef.write { reef.add(tenant) }
+        try reef.write { tenant.buildings.swapAt(0, 5) }
+      }
+    }
+    #expect(stderr(result).contains("Index 5 is out of bounds (count 2)"), "\(stderr(result))")
+  }
+
+  @Test func readingAManagedListPastItsEndStopsWithTheIndexAndCount() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      runOrExitCleanly {
+        let (reef, _) = try openReef()
+        let tenant = makeTenant(1, buildings: [makeBuilding("A")])
+        try reef.write { reef.add(tenant) }
+        _ = tenant.buildings[3].city
+      }
+    }
+    #expect(stderr(result).contains("Index 3 is out of bounds (count 1)"), "\(stderr(result))")
+  }
+
   @Test func appendingToAManagedListOutsideAWriteStops() async {
     await #expect(processExitsWith: .failure) {
       runOrExitCleanly {
