@@ -71,6 +71,6 @@ extension LinkingObjects: _Persistable {
 extension Persisted {
   /// The inverse of `originProperty` of `O`: the `O` objects whose `originProperty` links here.
   public init<O: Object>(originProperty: String) where Value == LinkingObjects<O> {
-    self.init(flags: []) { Box(LinkingObjects(fromType: O.self, property: originProperty)) }
+    self.init(value: LinkingObjects(fromType: O.self, property: originProperty), flags: [])
   }
 }

@@ -42,13 +42,6 @@ public struct Persisted<Value: _Persistable> {
   /// A property with an initial value.
   @inlinable public init(wrappedValue value: Value) { self.init(value: value, flags: []) }
 
-  /// Takes the property's slot with the box `initial` makes, called only for an unmanaged object
-  /// (`LinkingObjects`, whose initializer is not inlinable).
-  init(flags: PropertyFlags, initial: () -> AnyObject) {
-    slot = ThreadState.current.push(initial)
-    self.flags = flags
-  }
-
   @inlinable init(value: Value?, flags: PropertyFlags) {
     self.flags = flags
     if let slot = ThreadState.managedSlot() {

@@ -29,15 +29,6 @@
 
   nonisolated(unsafe) static let placeholder = Box<Void>(())
 
-  /// Pushes the slot of a property of the object being constructed: a placeholder while a
-  /// managed object is constructed, otherwise the box `initial` makes.
-  /// - Returns: the slot.
-  func push(_ initial: () -> AnyObject) -> Int {
-    let slot = stack.count
-    stack.append(constructingManaged != nil ? ThreadState.placeholder : initial())
-    return slot
-  }
-
   private static let key: pthread_key_t = {
     var key = pthread_key_t()
     pthread_key_create(&key) { pointer in
