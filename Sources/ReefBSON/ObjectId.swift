@@ -56,16 +56,12 @@ public struct ObjectId: Hashable, Comparable, Sendable, CustomStringConvertible 
   public init(timestamp: UInt32) {
     let random = ObjectIdGenerator.processRandom
     let counter = ObjectIdGenerator.counter.add(1, ordering: .relaxed).oldValue & 0xFF_FFFF
-    var out = [UInt8](repeating: 0, count: 12)
-    out[0] = UInt8(truncatingIfNeeded: timestamp >> 24)
-    out[1] = UInt8(truncatingIfNeeded: timestamp >> 16)
-    out[2] = UInt8(truncatingIfNeeded: timestamp >> 8)
-    out[3] = UInt8(truncatingIfNeeded: timestamp)
-    for i in 0..<5 { out[4 + i] = UInt8(truncatingIfNeeded: random >> (8 * UInt64(4 - i))) }
-    out[9] = UInt8(truncatingIfNeeded: counter >> 16)
-    out[10] = UInt8(truncatingIfNeeded: counter >> 8)
-    out[11] = UInt8(truncatingIfNeeded: counter)
-    self.init(bytes: out)!
+    func byte<T: BinaryInteger>(_ value: T, _ shift: T) -> UInt8 { UInt8(truncatingIfNeeded: value >> shift) }
+    bytes = (
+      byte(timestamp, 24), byte(timestamp, 16), byte(timestamp, 8), byte(timestamp, 0),
+      byte(random, 32), byte(random, 24), byte(random, 16), byte(random, 8), byte(random, 0),
+      byte(counter, 16), byte(counter, 8), byte(counter, 0)
+    )
   }
 
   /// The 12 bytes as an array.

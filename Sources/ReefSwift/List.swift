@@ -200,7 +200,9 @@ extension List: _Persistable {
     throws(ReefError)
   {
     try builder.appendArray(key) { (array) throws(ReefError) in
-      for (index, element) in enumerated() { try element._reefAppend(to: &array, context.at(index: index)) }
+      // The elements of an unmanaged list, or a managed list's (read once).
+      let elements = access == nil ? storage : Array(self)
+      for index in elements.indices { try elements[index]._reefAppend(to: &array, context.at(index: index)) }
     }
   }
   public static func _reefGet(_ owner: ManagedObject, _ property: Property) -> List {

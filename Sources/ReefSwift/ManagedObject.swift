@@ -68,7 +68,9 @@ public final class ManagedObject {
 
   /// The state of the embedded object at `step` of `parent`: at a field, or the element now at
   /// a position of a list (which it then follows).
-  init(reef: Reef, schema: ObjectSchema, parent: ManagedObject, step: PathStep) {
+  ///
+  /// `knownPlace` is the list's place when the caller has it already (see ``Attachments``).
+  init(reef: Reef, schema: ObjectSchema, parent: ManagedObject, step: PathStep, knownPlace: ListPlace? = nil) {
     self.reef = reef
     self.schema = schema
     self.parent = parent
@@ -77,7 +79,7 @@ public final class ManagedObject {
     epochKey = parent.placeKey.child(step.field)
     epoch = reef.epoch(epochKey)
     if let index = step.index {
-      let place = reef.listPlace(epochKey)
+      let place = knownPlace ?? reef.listPlace(epochKey)
       token = place.token(at: index, fresh: reef.freshListToken)
       self.place = place
       placeKey = epochKey.element(token)
@@ -270,10 +272,21 @@ final class Attachments {
   func attach(to root: ManagedObject) {
     if items.allSatisfy({ $0.path.count == 1 }) {
       // The usual case: embedded objects directly in the root (no table of parents to build).
+      // Consecutive items are mostly of one class, and of one list: its schema and its place
+      // are looked up once.
+      var schema: (type: ObjectIdentifier, schema: ObjectSchema)?
+      var list: (field: String, place: ListPlace)?
       for (object, path) in items {
-        let state = ManagedObject(reef: root.reef, schema: object.objectSchema, parent: root, step: path[0])
-        object._managed = state
-        object._values = []
+        let type = ObjectIdentifier(Swift.type(of: object))
+        if schema?.type != type { schema = (type, object.objectSchema) }
+        let step = path[0]
+        var place: ListPlace?
+        if step.index != nil {
+          if list?.field != step.field { list = (step.field, root.reef.listPlace(root.placeKey.child(step.field))) }
+          place = list?.place
+        }
+        object._managed = ManagedObject(
+          reef: root.reef, schema: schema!.schema, parent: root, step: step, knownPlace: place)
       }
       return
     }
@@ -283,7 +296,6 @@ final class Attachments {
       guard let parent = states[parentPath] ?? (parentPath.isEmpty ? root : nil), let last = path.last else { continue }
       let state = ManagedObject(reef: root.reef, schema: object.objectSchema, parent: parent, step: last)
       object._managed = state
-      object._values = []
       states[path] = state
     }
   }

@@ -9,6 +9,7 @@ open class ObjectBase: CustomStringConvertible {
   /// property's ordinal is its slot minus this.
   public final var _slotBase = 0
   /// The values of an unmanaged object's properties, by ordinal (each a `Box<Value>`).
+  /// Kept after the object becomes managed (which reads the store instead) until the object goes.
   @usableFromInline final var _values: [AnyObject] = []
   /// The managed state, once the object is in a `Reef`.
   public final var _managed: ManagedObject?
@@ -20,17 +21,17 @@ open class ObjectBase: CustomStringConvertible {
     let thread = ThreadState.current
     let objectClass = type(of: self)
     let count = ObjectBase.persistedCount(objectClass, instance: self, thread: thread)
-    let base = thread.stack.count &- count
+    let base = thread.slotCount &- count
     precondition(base >= 0, "ReefSwift: the @Persisted properties of \(objectClass) were not initialized in step")
     _slotBase = base
-    if thread.constructingManaged != nil {
+    if let constructing = thread.constructingManaged {
       // A managed object (or an object a managed object's property initializer made, which is
       // thrown away) reads nothing from its slots.
-      if thread.constructingManaged == ObjectIdentifier(objectClass) { thread.constructingManaged = nil }
+      if constructing == ObjectIdentifier(objectClass) { thread.constructingManaged = nil }
+      thread.dropSlots(from: base)
     } else {
-      _values = Array(thread.stack[base...])
+      _values = thread.takeSlots(from: base)
     }
-    thread.stack.removeSubrange(base...)
   }
 
   /// Realm's name for the type: the class name, which is also its collection's name.

@@ -44,11 +44,7 @@ public struct Persisted<Value: _Persistable> {
 
   @inlinable init(value: Value?, flags: PropertyFlags) {
     self.flags = flags
-    if let slot = ThreadState.managedSlot() {
-      self.slot = slot
-    } else {
-      self.slot = ThreadState.pushSlot(Box(value ?? Value._reefDefault()))
-    }
+    slot = ThreadState.slot { Box(value ?? Value._reefDefault()) }
   }
 
   /// The property's value, for the object that owns it.

@@ -107,7 +107,6 @@ extension Reef {
       }
     }
     object._managed = state
-    object._values = []
     attachments.attach(to: state)
     return identity
   }

@@ -17,10 +17,17 @@
 /// takes the last *n* slots (its own properties) as the object's side table. Objects created
 /// inside a property initializer push and pop their own slots first, so the stack stays in step.
 @usableFromInline final class ThreadState {
-  var stack: [AnyObject] = []
-  /// While the object layer constructs a managed object: its type. Properties then push a
-  /// placeholder instead of their initial value, which a managed object never reads.
-  var constructingManaged: ObjectIdentifier?
+  /// The construction stack: retained references, pushed and taken through a pointer, so that
+  /// a property initializer pays no exclusivity check and no copy-on-write check.
+  private let slots: UnsafeMutablePointer<Slots>
+  struct Slots {
+    var items: UnsafeMutablePointer<Unmanaged<AnyObject>>
+    var count: Int
+    var capacity: Int
+    /// While the object layer constructs a managed object: its type. Properties then push a
+    /// placeholder instead of their initial value, which a managed object never reads.
+    var constructingManaged: ObjectIdentifier?
+  }
   /// The number of `@Persisted` properties of each class, as `ObjectBase.init` needs it (a
   /// copy of the process-wide table, read without a lock).
   var persistedCounts: [ObjectIdentifier: Int] = [:]
@@ -41,20 +48,66 @@
     return key
   }()
 
-  /// For a `@Persisted` initializer while a managed object is constructed: a placeholder's slot
-  /// (a managed object reads no initial value). Nil otherwise.
-  @usableFromInline static func managedSlot() -> Int? {
-    let thread = current
-    guard thread.constructingManaged != nil else { return nil }
-    thread.stack.append(placeholder)
-    return thread.stack.count &- 1
+  init() {
+    let capacity = 64
+    slots = .allocate(capacity: 1)
+    slots.initialize(to: Slots(items: .allocate(capacity: capacity), count: 0, capacity: capacity))
   }
 
-  /// For a `@Persisted` initializer of an unmanaged object: the slot its initial value took.
-  @usableFromInline static func pushSlot(_ box: AnyObject) -> Int {
-    let thread = current
-    thread.stack.append(box)
-    return thread.stack.count &- 1
+  deinit {
+    for index in 0..<slots.pointee.count { slots.pointee.items[index].release() }
+    slots.pointee.items.deallocate()
+    slots.deinitialize(count: 1)
+    slots.deallocate()
+  }
+
+  /// See ``Slots/constructingManaged``.
+  var constructingManaged: ObjectIdentifier? {
+    get { slots.pointee.constructingManaged }
+    set { slots.pointee.constructingManaged = newValue }
+  }
+
+  /// The number of slots taken.
+  var slotCount: Int { slots.pointee.count }
+
+  /// For a `@Persisted` initializer: the slot its initial value took (`make()`'s box), or, while
+  /// a managed object is constructed, the slot of a placeholder (a managed object reads no
+  /// initial value, so `make` is not called).
+  @usableFromInline static func slot(_ make: () -> AnyObject) -> Int {
+    let slots = current.slots
+    // Made before the slot is taken: an initial value may construct objects, which take and
+    // give back slots of their own.
+    let value = slots.pointee.constructingManaged == nil ? Unmanaged.passRetained(make()) : .passRetained(placeholder)
+    if slots.pointee.count == slots.pointee.capacity {
+      let capacity = slots.pointee.capacity * 2
+      let items = UnsafeMutablePointer<Unmanaged<AnyObject>>.allocate(capacity: capacity)
+      items.moveInitialize(from: slots.pointee.items, count: slots.pointee.count)
+      slots.pointee.items.deallocate()
+      slots.pointee.items = items
+      slots.pointee.capacity = capacity
+    }
+    let slot = slots.pointee.count
+    (slots.pointee.items + slot).initialize(to: value)
+    slots.pointee.count = slot &+ 1
+    return slot
+  }
+
+  /// Removes the slots from `base` on and returns their values, in order.
+  func takeSlots(from base: Int) -> [AnyObject] {
+    let count = slots.pointee.count &- base
+    let items = slots.pointee.items + base
+    let values = [AnyObject](unsafeUninitializedCapacity: count) { buffer, initialized in
+      for index in 0..<count { (buffer.baseAddress! + index).initialize(to: items[index].takeRetainedValue()) }
+      initialized = count
+    }
+    slots.pointee.count = base
+    return values
+  }
+
+  /// Removes the slots from `base` on, dropping their values.
+  func dropSlots(from base: Int) {
+    for index in base..<slots.pointee.count { slots.pointee.items[index].release() }
+    slots.pointee.count = base
   }
 
   /// This thread's state, made on first use.
