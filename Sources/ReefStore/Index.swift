@@ -86,32 +86,54 @@ public struct IndexSpecification: Sendable, Hashable {
     return builder.document
   }()
 
-  /// The keys of a document in this index: one per element of its array field, or none when the
+  /// The entries of a document in this index, each with its values and their key encoding
+  /// (descending components complemented): one per element of its array field, or none when the
   /// index is sparse and the document has none of the fields. Throws for parallel arrays.
-  func entries(for document: Document) throws(StoreError) -> [[BSON]] {
-    var perField: [[BSON]] = []
+  ///
+  /// One pass over the fields, each value encoded once; a compound key is its fields' encodings
+  /// one after another, as ``KeyEncoding/encode(_:descending:)`` makes it. A one-field index's
+  /// entries are its field's, without combining.
+  func entries(for document: Document) throws(StoreError) -> [(values: [BSON], key: [UInt8])] {
+    var combinations: [(values: [BSON], key: [UInt8])] = [([], [])]
     var arrayFields: [String] = []
     var anyPresent = false
-    for key in keys {
+    for (position, field) in keys.enumerated() {
       var values: [BSON] = []
       var missing = false
       var sawArray = false
-      collect(.document(document), key.path.segments[...], &values, &missing, &sawArray)
+      collect(.document(document), field.path.segments[...], &values, &missing, &sawArray)
       if !values.isEmpty { anyPresent = true }
       if missing || values.isEmpty { values.append(.null) }
-      if sawArray { arrayFields.append(key.path.description) }
-      // One key per distinct value: equal values (1, 1.0, …) have the same encoding.
-      var seen = Set<[UInt8]>()
-      perField.append(values.filter { seen.insert(KeyEncoding.encode([$0])).inserted })
+      if sawArray { arrayFields.append(field.path.description) }
+      // Parallel arrays are reported below (unless the index is sparse and leaves the document
+      // out): the rest of the fields are read only for whether they are present.
+      if arrayFields.count > 1 { continue }
+      let descending = [!field.ascending]
+      var encoded: [(values: [BSON], key: [UInt8])]
+      if values.count == 1 {
+        encoded = [(values, KeyEncoding.encode(values, descending: descending))]
+      } else {
+        // One key per distinct value: equal values (1, 1.0, …) have the same encoding
+        // (complemented bytes too, for a descending field).
+        var seen = Set<[UInt8]>()
+        encoded = []
+        for value in values {
+          let key = KeyEncoding.encode([value], descending: descending)
+          if seen.insert(key).inserted { encoded.append(([value], key)) }
+        }
+      }
+      if position == 0 {
+        combinations = encoded
+      } else {
+        combinations = combinations.flatMap { prefix in
+          encoded.map { (values: prefix.values + $0.values, key: prefix.key + $0.key) }
+        }
+      }
     }
     if sparse && !anyPresent { return [] }
     if arrayFields.count > 1 {
       throw StoreError(
         .index, "cannot index parallel arrays [\(arrayFields.joined(separator: "] ["))] in index \(name)")
-    }
-    var combinations: [[BSON]] = [[]]
-    for values in perField {
-      combinations = combinations.flatMap { prefix in values.map { prefix + [$0] } }
     }
     return combinations
   }
@@ -123,41 +145,11 @@ public struct IndexSpecification: Sendable, Hashable {
   func storedEntries(for document: Document, primaryKey: [UInt8]) throws(StoreError)
     -> [(values: [BSON], key: [UInt8])]
   {
-    if keys.count == 1 { return singleFieldEntries(for: document, primaryKey: primaryKey) }
-    let descending = keys.map { !$0.ascending }
-    return try entries(for: document).map { values in
-      var key = KeyEncoding.encode(values, descending: descending)
-      if !unique { key += primaryKey }
-      return (values, key)
+    var entries = try entries(for: document)
+    if !unique {
+      for index in entries.indices { entries[index].key += primaryKey }
     }
-  }
-
-  /// ``storedEntries(for:primaryKey:)`` of a one-field index (most indexes): each value encoded
-  /// once, and no set of keys unless the field holds several values. Writes spent a tenth of
-  /// their time in the general form's per-field arrays, combinations and duplicate checks.
-  private func singleFieldEntries(for document: Document, primaryKey: [UInt8]) -> [(values: [BSON], key: [UInt8])] {
-    let field = keys[0]
-    var values: [BSON] = []
-    var missing = false
-    var sawArray = false
-    collect(.document(document), field.path.segments[...], &values, &missing, &sawArray)
-    if sparse && values.isEmpty { return [] }
-    if missing || values.isEmpty { values.append(.null) }
-    let descending = [!field.ascending]
-    func stored(_ value: BSON) -> [UInt8] {
-      var key = KeyEncoding.encode([value], descending: descending)
-      if !unique { key += primaryKey }
-      return key
-    }
-    if values.count == 1 { return [([values[0]], stored(values[0]))] }
-    // One key per distinct value: equal values (1, 1.0, …) have the same encoding.
-    var seen = Set<[UInt8]>()
-    var result: [(values: [BSON], key: [UInt8])] = []
-    for value in values {
-      let key = stored(value)
-      if seen.insert(key).inserted { result.append(([value], key)) }
-    }
-    return result
+    return entries
   }
 
   /// The values at `segments`, as an index sees them (array elements, fields of array elements).

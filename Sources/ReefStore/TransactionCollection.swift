@@ -116,11 +116,10 @@ public struct TransactionCollection {
     var values: [[UInt8]: BSON] = [:]
     let cursor = try find(filter)
     while let document = try cursor.next() {
-      for entry in try spec.entries(for: document) {
+      for (entry, encoded) in try spec.entries(for: document) {
         let value = entry[0]
         if case .undefined = value { continue }
         if case .null = value, document[key] == nil { continue }
-        let encoded = KeyEncoding.encode([value])
         if values[encoded] == nil { values[encoded] = value }  // the first of equal values
       }
     }

@@ -19,56 +19,98 @@ enum LinkMap {
   /// The links of a type's documents.
   static func entries(of schema: ObjectSchema) -> [Entry] {
     var result: [Entry] = []
+    forEachStoredProperty(of: schema) { property, path in
+      guard property.type == .object else { return }
+      result.append(
+        Entry(
+          origin: schema.className, path: path, many: property.isArray || property.isSet || property.isMap,
+          target: property.objectClassName ?? ""))
+    }
+    return result
+  }
+
+  /// The paths of a type's `AnyReefValue` properties (alone, in a list, set or map, through
+  /// embedded objects): a value there may hold DBRefs to objects of any type.
+  static func mixedPaths(of schema: ObjectSchema) -> [String] {
+    var result: [String] = []
+    forEachStoredProperty(of: schema) { property, path in
+      if property.type == .any { result.append(path) }
+    }
+    return result
+  }
+
+  /// Calls `body` with each stored property of a type that is not an embedded object, and its
+  /// path through the embedded objects that hold it.
+  private static func forEachStoredProperty(of schema: ObjectSchema, _ body: (Property, String) -> Void) {
     func visit(_ current: ObjectSchema, prefix: String, depth: Int) {
       guard depth < 16 else { return }
-      for property in current.properties where property.shape.isStored && property.type == .object {
+      for property in current.properties where property.shape.isStored {
         let path = prefix + property.columnName
         if property.isEmbedded {
           visit(ObjectSchema.of(property.objectClass!), prefix: path + ".", depth: depth + 1)
         } else {
-          result.append(
-            Entry(
-              origin: schema.className, path: path, many: property.isArray || property.isSet || property.isMap,
-              target: property.objectClassName ?? ""))
+          body(property, path)
         }
       }
     }
     visit(schema, prefix: "", depth: 0)
-    return result
   }
 
-  /// The stored form: `{"links": [{"path": …, "many": …, "target": …}, …]}`.
+  /// The stored form: `{"links": [{"path": …, "many": …, "target": …}, …]}`, and for a type with
+  /// `AnyReefValue` properties `"mixed": [path, …]`.
   static func document(for schema: ObjectSchema) -> Document {
     let links = entries(of: schema).map { entry -> BSON in
       ["path": .string(entry.path), "many": .bool(entry.many), "target": .string(entry.target)]
     }
-    return ["links": .array(BSONArray(links))]
+    var document: Document = ["links": .array(BSONArray(links))]
+    let mixed = mixedPaths(of: schema)
+    if !mixed.isEmpty { document.set(.array(BSONArray(mixed.map(BSON.string))), forKey: "mixed") }
+    return document
   }
 
-  /// Every link entry stored in the file, and those of the types a `Reef` has used.
-  static func all(in transaction: Transaction, registered: [ObjectSchema]) throws(StoreError) -> Set<Entry> {
-    var result = Set(registered.filter { !$0.isEmbedded }.flatMap(entries))
+  /// Where the documents of a file hold links.
+  struct Stored {
+    /// Every link entry.
+    var links: Set<Entry> = []
+    /// For each type whose documents hold `AnyReefValue`s, their paths.
+    var mixed: [String: Set<String>] = [:]
+  }
+
+  /// Every link entry and `AnyReefValue` path stored in the file, and those of the types a `Reef`
+  /// has used.
+  static func all(in transaction: Transaction, registered: [ObjectSchema]) throws(StoreError) -> Stored {
+    var result = Stored()
+    for schema in registered where !schema.isEmbedded {
+      result.links.formUnion(entries(of: schema))
+      let mixed = mixedPaths(of: schema)
+      if !mixed.isEmpty { result.mixed[schema.className, default: []].formUnion(mixed) }
+    }
     for key in try transaction.metadataKeys(withPrefix: "links:") {
-      guard let document = try transaction.metadata(forKey: key), case .array(let links)? = document["links"] else {
-        continue
-      }
+      guard let document = try transaction.metadata(forKey: key) else { continue }
       let origin = String(key.dropFirst("links:".count))
-      for case .document(let link) in links {
-        guard case .string(let path)? = link["path"], case .bool(let many)? = link["many"],
-          case .string(let target)? = link["target"]
-        else { continue }
-        result.insert(Entry(origin: origin, path: path, many: many, target: target))
+      if case .array(let links)? = document["links"] {
+        for case .document(let link) in links {
+          guard case .string(let path)? = link["path"], case .bool(let many)? = link["many"],
+            case .string(let target)? = link["target"]
+          else { continue }
+          result.links.insert(Entry(origin: origin, path: path, many: many, target: target))
+        }
+      }
+      if case .array(let paths)? = document["mixed"] {
+        for case .string(let path) in paths { result.mixed[origin, default: []].insert(path) }
       }
     }
     return result
   }
 
   /// Removes the links to a deleted object: a to-one link becomes null, a list or set loses the
-  /// key, inside embedded objects and lists of them too.
+  /// key, inside embedded objects and lists of them too; and the DBRefs to it in `AnyReefValue`s
+  /// (see ``removeReferences(to:paths:in:)``).
   static func removeLinks(
     to typeName: String, identity: BSON, in transaction: Transaction, registered: [ObjectSchema]
   ) throws(StoreError) {
-    for entry in try all(in: transaction, registered: registered) where entry.target == typeName {
+    let stored = try all(in: transaction, registered: registered)
+    for entry in stored.links where entry.target == typeName {
       let collection = transaction.collection(entry.origin)
       let holders = try collection.find([entry.path: identity]).toArray()
       let segments = entry.path.split(separator: ".").map(String.init)
@@ -79,6 +121,120 @@ enum LinkMap {
         else { continue }
         try collection.replaceDocument(forID: id, with: changed)
       }
+    }
+    for (origin, paths) in stored.mixed.sorted(by: { $0.key < $1.key }) {
+      try removeReferences(
+        to: DBRefTarget(typeName: typeName, identity: identity), paths: paths.sorted(),
+        in: transaction.collection(origin))
+    }
+  }
+
+  /// A deleted object, as the DBRefs of `AnyReefValue`s name it: `{"$ref": type, "$id": key}`.
+  private struct DBRefTarget {
+    var typeName: String
+    var identity: BSON
+
+    func isReferenced(by value: BSON) -> Bool {
+      guard case .document(let document) = value, case .string(let name)? = document["$ref"], name == typeName,
+        let id = document["$id"]
+      else { return false }
+      return compareBSON(id, identity) == 0
+    }
+  }
+
+  /// Removes the DBRefs to a deleted object from the `AnyReefValue`s at `paths` of a
+  /// collection's documents, as Realm does: a value that is the link becomes null, a list (or
+  /// set) loses the element, a dictionary's value becomes null; inside nested lists and
+  /// dictionaries too. DBRefs are not indexed, so this reads each document of the collection
+  /// (without copying it); only the types whose schema has `AnyReefValue` properties are read.
+  /// - Complexity: O(*n*) in the collection's documents.
+  private static func removeReferences(
+    to target: DBRefTarget, paths: [String], in collection: TransactionCollection
+  ) throws(StoreError) {
+    let segments = paths.map { $0.split(separator: ".").map(String.init) }
+    var changed: [(id: BSON, document: Document)] = []
+    do {
+      try collection.forEach { holder in
+        var value = BSON.document(holder)
+        var found = false
+        for path in segments {
+          guard let new = withoutReferences(to: target, path[...], in: value) else { continue }
+          (value, found) = (new, true)
+        }
+        // Rebuilt (the path's first field was set), so it owns its bytes, unlike `holder`.
+        if found, case .document(let document) = value, let id = document["_id"] { changed.append((id, document)) }
+        return true
+      }
+    } catch let error as StoreError {
+      throw error
+    } catch {
+      // The body throws nothing, so what `forEach` throws is a StoreError.
+      throw StoreError(.storage, "\(error)")
+    }
+    // Written once the scan is over: a write transaction's cursors do not survive its writes.
+    for (id, document) in changed { try collection.replaceDocument(forID: id, with: document) }
+  }
+
+  /// `value` without the DBRefs to `target` in the `AnyReefValue` at `segments` (through
+  /// embedded objects and lists of them), or nil when it holds none.
+  private static func withoutReferences(to target: DBRefTarget, _ segments: ArraySlice<String>, in value: BSON)
+    -> BSON?
+  {
+    guard let first = segments.first else { return withoutReferences(to: target, inMixed: value) }
+    switch value {
+    case .document(var document):
+      guard let inner = document.value(forKey: first),
+        let new = withoutReferences(to: target, segments.dropFirst(), in: inner)
+      else { return nil }
+      document.set(new, forKey: first)
+      return .document(document)
+    case .array(let elements):
+      // A list of embedded objects: each element holds the rest of the path.
+      var changed = false
+      let new = elements.map { element -> BSON in
+        guard let new = withoutReferences(to: target, segments, in: element) else { return element }
+        changed = true
+        return new
+      }
+      return changed ? .array(BSONArray(new)) : nil
+    default:
+      return nil
+    }
+  }
+
+  /// An `AnyReefValue` without the DBRefs to `target`, or nil when it holds none: the link itself
+  /// becomes null, a list loses it, a dictionary's value becomes null.
+  private static func withoutReferences(to target: DBRefTarget, inMixed value: BSON) -> BSON? {
+    if target.isReferenced(by: value) { return .null }
+    switch value {
+    case .array(let elements):
+      var changed = false
+      var kept: [BSON] = []
+      for element in elements {
+        if target.isReferenced(by: element) {
+          changed = true
+        } else if let new = withoutReferences(to: target, inMixed: element) {
+          changed = true
+          kept.append(new)
+        } else {
+          kept.append(element)
+        }
+      }
+      return changed ? .array(BSONArray(kept)) : nil
+    case .document(let document):
+      var changed = false
+      var fields: [(String, BSON)] = []
+      for element in document {
+        if let new = withoutReferences(to: target, inMixed: element.value) {
+          changed = true
+          fields.append((element.key, new))
+        } else {
+          fields.append((element.key, element.value))
+        }
+      }
+      return changed ? .document(Document(fields)) : nil
+    default:
+      return nil
     }
   }
 

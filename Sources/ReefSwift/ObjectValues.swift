@@ -58,32 +58,39 @@ extension EmbeddedObject: _ReefOptionalWrappable, _ReefCollectionElement {
   /// - Throws: ``ReefError/Kind/embeddedObjectHasParent`` for an object that already has a
   ///   parent.
   public func _reefEncode(_ context: _WriteContext) throws(ReefError) -> BSON {
-    try requireUnmanaged()
-    let document = try ObjectEncoding.document(of: self, schema: ObjectSchema.of(Self.self), id: nil, context)
-    context.attachments?.items.append((self, context.path))
-    return .document(document)
+    try encode(context) { (fields) throws(ReefError) in
+      var builder = DocumentBuilder()
+      try fields(&builder)
+      return .document(builder.document)
+    }
   }
 
   /// Writes the subdocument in place.
   public func _reefAppend(_ key: String, to builder: inout DocumentBuilder, _ context: _WriteContext)
     throws(ReefError)
   {
-    try requireUnmanaged()
-    let schema = ObjectSchema.of(Self.self)
-    try builder.appendDocument(key) { (fields) throws(ReefError) in
-      try ObjectEncoding.append(self, schema: schema, id: nil, to: &fields, context)
-    }
-    context.attachments?.items.append((self, context.path))
+    try encode(context) { (fields) throws(ReefError) in try builder.appendDocument(key, fields) }
   }
 
   /// Writes the subdocument in place, as an array element.
   public func _reefAppend(to array: inout ArrayBuilder, _ context: _WriteContext) throws(ReefError) {
+    try encode(context) { (fields) throws(ReefError) in try array.appendDocument(fields) }
+  }
+
+  /// Encodes the object with `write`, which calls the function it is given with the builder of
+  /// the subdocument (a fresh one, or one writing in place): the object is checked to be
+  /// unmanaged first, and is recorded to become managed at `context.path` once written.
+  private func encode<Written>(
+    _ context: _WriteContext,
+    _ write: (_ fields: (inout DocumentBuilder) throws(ReefError) -> Void) throws(ReefError) -> Written
+  ) throws(ReefError) -> Written {
     try requireUnmanaged()
     let schema = ObjectSchema.of(Self.self)
-    try array.appendDocument { (fields) throws(ReefError) in
+    let written = try write { (fields) throws(ReefError) in
       try ObjectEncoding.append(self, schema: schema, id: nil, to: &fields, context)
     }
     context.attachments?.items.append((self, context.path))
+    return written
   }
 
   /// Throws unless the object is unmanaged: an embedded object has one parent.

@@ -438,7 +438,7 @@ func compareIndexEntries(_ transaction: Transaction, _ name: String, _ documents
     var expected: [[UInt8]: [UInt8]] = [:]
     for document in documents {
       let primaryKey = KeyEncoding.encode([document["_id"]!])
-      for values in try index.entries(for: document) {
+      for (values, _) in try index.entries(for: document) {
         let key = KeyEncoding.encode(values, descending: index.keys.map { !$0.ascending })
         expected[index.unique ? key : key + primaryKey] = primaryKey
       }
