@@ -11,15 +11,19 @@ struct FieldMapping {
   func map(_ path: FieldPath) -> FieldPath {
     var current: ObjectSchema? = schema
     var segments: [FieldPath.Segment] = []
+    var isKey = false
     for segment in path.segments {
-      guard segment.index == nil, let schema = current,
+      guard !isKey, segment.index == nil, let schema = current,
         let property = schema.property(named: String(decoding: segment.name, as: UTF8.self))
       else {
+        // A map's key, an array index or a name no type declares passes unchanged.
+        isKey = false
         segments.append(segment)
         continue
       }
       segments.append(FieldPath.Segment(property.columnName))
       current = property.objectClass.map(ObjectSchema.of)
+      isKey = property.isMap
     }
     return FieldPath(segments: segments)
   }

@@ -7,47 +7,112 @@ import ReefQuery
 /// let angelenos = reef.objects(Contact.self).where { $0.address.city == "Los Angeles" }
 /// let adults = reef.objects(Person.self).where { $0.age >= 18 && !$0.name.contains("test") }
 /// ```
-/// Member access follows properties (through embedded objects and to-one links) and records
-/// their names; operators build the same query a predicate string would, which runs in the
-/// store over the stored bytes.
+/// Member access follows properties (through embedded objects, to-one links, and the objects of
+/// a `List` or `MutableSet`) and records their names; operators build the same query a
+/// predicate string would, which runs in the store over the stored bytes. Through a collection
+/// a comparison holds for any element, as the predicate's implicit `ANY`:
+///
+/// ```swift
+/// reef.objects(Person.self).where { $0.dogs.name == "Rex" || $0.dogs.count > 2 }
+/// reef.objects(Person.self).where { $0.dogs.age.avg >= 3 && $0.tags.contains("vip") }
+/// ```
 @dynamicMemberLookup
 public struct TypedQuery<T> {
   let tracer: _PathTracer
   let path: [String]
   let traced: T?
   let node: QueryNode?
+  /// For a path through a `List` or `MutableSet`: how many of `path`'s names lead to the
+  /// collection (the rest is read in each element).
+  let collectionDepth: Int?
+  /// For an aggregate of a collection (`.count`, `.avg`…): which one, and the path in each
+  /// element it reads; a comparison then compares the aggregate.
+  let aggregate: (kind: Aggregate, subpath: FieldPath?)?
 
-  init(tracer: _PathTracer, path: [String], traced: T?, node: QueryNode? = nil) {
+  init(
+    tracer: _PathTracer, path: [String], traced: T?, node: QueryNode? = nil, collectionDepth: Int? = nil,
+    aggregate: (kind: Aggregate, subpath: FieldPath?)? = nil
+  ) {
     self.tracer = tracer
     self.path = path
     self.traced = traced
     self.node = node
+    self.collectionDepth = collectionDepth
+    self.aggregate = aggregate
   }
 
   /// The query of a property of an object.
   public subscript<V>(dynamicMember keyPath: KeyPath<T, V>) -> TypedQuery<V> where T: ObjectBase {
     guard let traced else { preconditionFailure("a query path can only continue through objects") }
-    tracer.names = []
-    let value = traced[keyPath: keyPath]
-    return TypedQuery<V>(tracer: tracer, path: path + tracer.names, traced: value)
+    return member(keyPath, of: traced)
   }
 
   /// The query of a property of an optional object (an embedded object or a to-one link).
   public subscript<W: ObjectBase, V>(dynamicMember keyPath: KeyPath<W, V>) -> TypedQuery<V> where T == W? {
     guard let traced = traced ?? nil else { preconditionFailure("a query path can only continue through objects") }
+    return member(keyPath, of: traced)
+  }
+
+  /// The query of a property of each object of a `List` or `MutableSet` of objects: a
+  /// comparison holds when it holds for some object (Realm's implicit `ANY`).
+  public subscript<V>(dynamicMember keyPath: KeyPath<T._QueryElement, V>) -> TypedQuery<V>
+  where T: _QueryCollection, T._QueryElement: ObjectBase {
+    guard let element = T._QueryElement._reefTraced(tracer) else {
+      preconditionFailure("a query path can only continue through objects")
+    }
+    return TypedQuery(tracer: tracer, path: path, traced: traced, collectionDepth: collectionDepth ?? path.count)
+      .member(keyPath, of: element)
+  }
+
+  private func member<O: ObjectBase, V>(_ keyPath: KeyPath<O, V>, of object: O) -> TypedQuery<V> {
+    precondition(aggregate == nil, "a query path cannot continue after an aggregate")
     tracer.names = []
-    let value = traced[keyPath: keyPath]
-    return TypedQuery<V>(tracer: tracer, path: path + tracer.names, traced: value)
+    let value = object[keyPath: keyPath]
+    return TypedQuery<V>(tracer: tracer, path: path + tracer.names, traced: value, collectionDepth: collectionDepth)
   }
 
   var fieldPath: FieldPath { FieldPath(path.joined(separator: ".")) }
 
+  /// A condition on this query's path.
+  func bool(_ node: QueryNode) -> TypedQuery<Bool> {
+    TypedQuery<Bool>(tracer: tracer, path: [], traced: nil, node: node)
+  }
+
   func compare(_ op: ComparisonOperator, _ value: BSON) -> TypedQuery<Bool> {
-    TypedQuery<Bool>(tracer: tracer, path: [], traced: nil, node: .match(fieldPath, .compare(op, value), .any))
+    if let aggregate {
+      return bool(.aggregate(fieldPath, aggregate.kind, subpath: aggregate.subpath, op, value))
+    }
+    return bool(.match(fieldPath, .compare(op, value), .any))
+  }
+
+  /// One of `values` (an aggregate: equal to one of them, as the predicate's `@count IN {…}`).
+  func isIn(_ values: [BSON]) -> TypedQuery<Bool> {
+    guard aggregate != nil else { return bool(.match(fieldPath, .in(values), .any)) }
+    let nodes = values.map { compare(.equal, $0).condition }
+    return bool(nodes.isEmpty ? .constant(false) : .or(nodes))
+  }
+
+  /// The aggregate of the values at this path through a collection, or of the collection's
+  /// own values.
+  func aggregated<V>(_ kind: Aggregate) -> TypedQuery<V> {
+    precondition(aggregate == nil, "a query cannot aggregate an aggregate")
+    guard let depth = collectionDepth else {
+      preconditionFailure(
+        "'\(kind.rawValue)' aggregates a List or MutableSet: its path must go through one ($0.dogs.age.avg)")
+    }
+    let subpath = depth < path.count ? FieldPath(path[depth...].joined(separator: ".")) : nil
+    return TypedQuery<V>(tracer: tracer, path: Array(path[..<depth]), traced: nil, aggregate: (kind, subpath))
   }
 
   static func encode<V: _ReefValue>(_ value: V) -> BSON {
-    (try? value._reefEncode(_WriteContext(reef: nil, attachments: nil, path: [], policy: .error))) ?? .null
+    if let object = value as? ObjectBase {
+      // A link compares by its target's key, which only a managed object has.
+      guard object is Object, let key = BSONArgument.bson(object) else {
+        preconditionFailure("an object in a typed query must be a managed Object (it compares by its primary key)")
+      }
+      return key
+    }
+    return (try? value._reefEncode(_WriteContext(reef: nil, attachments: nil, path: [], policy: .error))) ?? .null
   }
 }
 
@@ -58,8 +123,7 @@ extension TypedQuery where T: _ReefValue {
   public static func != (query: TypedQuery, value: T) -> TypedQuery<Bool> { query.compare(.notEqual, encode(value)) }
   /// One of `values`.
   public func `in`<S: Sequence>(_ values: S) -> TypedQuery<Bool> where S.Element == T {
-    TypedQuery<Bool>(
-      tracer: tracer, path: [], traced: nil, node: .match(fieldPath, .in(values.map(Self.encode)), .any))
+    isIn(values.map(Self.encode))
   }
 }
 
@@ -106,7 +170,7 @@ extension TypedQuery where T: _QueryableString {
     stringTest(.like, pattern, caseInsensitive ? .caseInsensitive : [])
   }
   private func stringTest(_ op: StringOperator, _ string: String, _ options: StringOptions) -> TypedQuery<Bool> {
-    TypedQuery<Bool>(tracer: tracer, path: [], traced: nil, node: .match(fieldPath, .string(op, string, options), .any))
+    bool(.match(fieldPath, .string(op, string, options), .any))
   }
 }
 
