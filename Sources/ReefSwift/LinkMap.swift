@@ -24,6 +24,8 @@ enum LinkMap {
       for property in current.properties where property.shape.isStored && property.type == .object {
         let path = prefix + property.columnName
         if property.isEmbedded {
+          // The links inside a map's embedded objects are under keys no fixed path names.
+          if property.isMap { continue }
           visit(ObjectSchema.of(property.objectClass!), prefix: path + ".", depth: depth + 1)
         } else {
           result.append(

@@ -49,7 +49,8 @@ extension EmbeddedObject: _ReefOptionalWrappable, _ReefCollectionElement {
     }
     let object = reef.construct(Self.self)
     object._managed = ManagedObject(
-      reef: reef, schema: schema, parent: owner, step: PathStep(field: context.field, index: context.index))
+      reef: reef, schema: schema, parent: owner,
+      step: PathStep(field: context.field, index: context.index, key: context.key))
     return unsafeDowncast(object, to: Self.self)
   }
 
@@ -60,7 +61,7 @@ extension EmbeddedObject: _ReefOptionalWrappable, _ReefCollectionElement {
   public func _reefEncode(_ context: _WriteContext) throws(ReefError) -> BSON {
     try requireUnmanaged()
     let document = try ObjectEncoding.document(of: self, schema: ObjectSchema.of(Self.self), id: nil, context)
-    context.attachments?.items.append((self, context.path))
+    try context.attachments?.add(self, at: context.path)
     return .document(document)
   }
 
@@ -73,7 +74,7 @@ extension EmbeddedObject: _ReefOptionalWrappable, _ReefCollectionElement {
     try builder.appendDocument(key) { (fields) throws(ReefError) in
       try ObjectEncoding.append(self, schema: schema, id: nil, to: &fields, context)
     }
-    context.attachments?.items.append((self, context.path))
+    try context.attachments?.add(self, at: context.path)
   }
 
   /// Writes the subdocument in place, as an array element.
@@ -83,7 +84,7 @@ extension EmbeddedObject: _ReefOptionalWrappable, _ReefCollectionElement {
     try array.appendDocument { (fields) throws(ReefError) in
       try ObjectEncoding.append(self, schema: schema, id: nil, to: &fields, context)
     }
-    context.attachments?.items.append((self, context.path))
+    try context.attachments?.add(self, at: context.path)
   }
 
   /// Throws unless the object is unmanaged: an embedded object has one parent.

@@ -178,8 +178,13 @@ extension Reef {
     if let parent = managed.parent {
       // Its document was found, so it has a place.
       guard let step = managed.step else { return }
-      // A list element's token leaves its list; any other embedded object's place moves on.
-      if managed.place == nil { bumpEpoch(managed.epochKey) }
+      // A list element's token leaves its list; a map value's entry moves on, and any other
+      // embedded object's place.
+      if managed.mapKey != nil {
+        bumpEpoch(managed.placeKey)
+      } else if managed.place == nil {
+        bumpEpoch(managed.epochKey)
+      }
       parent.removeChild(step)
       return
     }
@@ -223,8 +228,9 @@ extension Reef {
 }
 
 extension ManagedObject {
-  /// Removes the embedded object at `step`: sets the field to null, or removes the element (whose
-  /// accessors are then invalidated; the others of its list follow their objects).
+  /// Removes the embedded object at `step`: sets the field (or the map's value, whose key stays,
+  /// as Realm does) to null, or removes the element (whose accessors are then invalidated; the
+  /// others of its list follow their objects).
   func removeChild(_ step: PathStep) {
     var document = liveDocument()
     if let index = step.index {
@@ -238,6 +244,13 @@ extension ManagedObject {
       document.set(.array(BSONArray(values)), forKey: step.field)
       store(document)
       reef.changeListPlace(place, to: tokens)
+    } else if let key = step.key {
+      guard let element = document.element(forKey: step.field), element.type == .document,
+        var map = element.document
+      else { return }
+      map.set(.null, forKey: key)
+      document.set(.document(map), forKey: step.field)
+      store(document)
     } else {
       document.set(.null, forKey: step.field)
       store(document)
