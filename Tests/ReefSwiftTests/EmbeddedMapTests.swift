@@ -17,6 +17,17 @@ class RequiredSites: Object {
   @Persisted var sites: Map<String, Doorbell>
 }
 
+/// An embedded object that reaches its parent through a map.
+class Plot: EmbeddedObject {
+  @Persisted var acres = 0
+  @Persisted(originProperty: "plots") var manor: LinkingObjects<Manor>
+}
+
+class Manor: Object {
+  @Persisted var name = ""
+  @Persisted var plots: Map<String, Plot?>
+}
+
 /// An estate with primary key `id` and a building per key.
 func makeEstate(_ id: Int, _ sites: [(String, Building)]) -> Estate {
   let estate = Estate()
@@ -142,6 +153,29 @@ func storedKeys(_ document: Document?) -> [String] {
     #expect(estate.sites.keys == ["a", "b"], "as in Realm, the key stays")
     #expect(estate.sites["a"].map { $0 == nil } == true, "the key holds nil")
     #expect(try storedEstate(reef, 1)?["sites.a"] == .null)
+  }
+
+  @Test func updatingTheWholeObjectInvalidatesTheMapsObjects() throws {
+    let (reef, _) = try openReef()
+    let estate = makeEstate(1, [("a", makeBuilding("A"))])
+    try reef.write { reef.add(estate) }
+    let a = try #require(estate.sites["a"] ?? nil)
+    try reef.write { reef.add(makeEstate(1, [("a", makeBuilding("A2"))]), update: .all) }
+    #expect(a.isInvalidated)
+    #expect(estate.sites["a"]??.city == "A2")
+  }
+
+  @Test func anObjectOfAMapReachesItsParentThroughLinkingObjects() throws {
+    let (reef, _) = try openReef()
+    let manor = Manor()
+    manor.name = "Pemberley"
+    let plot = Plot()
+    plot.acres = 40
+    manor.plots["north"] = plot
+    try reef.write { reef.add(manor) }
+    #expect(plot.manor.count == 1)
+    #expect(plot.manor.first?.name == "Pemberley")
+    #expect(manor.plots["north"]??.manor.first?.isEqual(to: manor) == true)
   }
 
   @Test func deletingTheParentInvalidatesTheMapsObjects() throws {
