@@ -36,6 +36,17 @@ enum LinkPaths {
       return try identities(of: schema, reef: reef, aggregating: target, at: path) {
         .aggregate(FieldPath("linked"), aggregate, subpath: subpath, op, value)
       }
+    case .subquery(let path, let inner, let op, let value):
+      if let (link, target, rest) = split(path, schema) {
+        let resolved = try resolve(.subquery(rest, inner, op, value), schema: target, reef: reef)
+        return try keys(of: target, matching: resolved, reef: reef, at: link)
+      }
+      guard let target = linkedCollection(at: path, schema) else { return node }
+      // The condition runs on the linked documents, where its own links are resolved.
+      let condition = try resolve(inner, schema: target, reef: reef)
+      return try identities(of: schema, reef: reef, aggregating: target, at: path) {
+        .subquery(FieldPath("linked"), condition, op, value)
+      }
     default: return node
     }
   }
@@ -85,12 +96,13 @@ enum LinkPaths {
     return nil
   }
 
-  /// An aggregate over the objects a collection of links names (`dogs.@avg.age`), which the
-  /// store cannot compute from the keys: `_id IN [the objects whose linked objects' aggregate
+  /// An aggregate or a subquery count over the objects a collection of links names
+  /// (`dogs.@avg.age`, `SUBQUERY(dogs, $d, $d.age > 2).@count`), which the store cannot compute
+  /// from the keys: `_id IN [the objects whose linked objects' aggregate
   /// passes]`. Each object's linked documents, in the collection's order (a key that names no
   /// object is left out), are put under `linked` in a document the aggregate is tested on.
   /// - Complexity: reads every object of `schema` and of `target` once, each time the results
-  ///   are read.
+  ///   are read. A to-one link before the collection is resolved first (``keys(of:matching:reef:at:)``).
   private static func identities(
     of schema: ObjectSchema, reef: Reef, aggregating target: ObjectSchema, at path: FieldPath,
     _ makeTest: () -> QueryNode
@@ -101,9 +113,11 @@ enum LinkPaths {
     let targets = try transaction.collection(target.className).find(try compiled(.constant(true)))
     while let document = try targets.next() { linked[reef.identity(of: target, document: document)] = document }
     var matching: [BSON] = []
-    let owners = try transaction.collection(schema.className).find(try compiled(.exists(path, true)))
+    let owners = try transaction.collection(schema.className).find(try compiled(.constant(true)))
     while let document = try owners.next() {
-      guard case .array(let keys)? = document[path.description] else { continue }
+      // A missing or null collection is empty, as the store reads it.
+      var keys: [BSON] = []
+      if case .array(let array)? = document[path.description] { keys = Array(array) }
       let documents = keys.compactMap { linked[$0].map(BSON.document) }
       if test.matches(Document([("linked", .array(BSONArray(documents)))])) {
         matching.append(document["_id"] ?? .null)

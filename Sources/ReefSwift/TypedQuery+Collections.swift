@@ -41,7 +41,7 @@ extension Optional: _QueryNumeric where Wrapped: _QueryNumeric {}
 extension TypedQuery where T: _QueryCollection {
   /// The number of elements (`"dogs.@count > 2"`).
   public var count: TypedQuery<Int> {
-    TypedQuery<Int>(tracer: tracer, path: path, traced: nil, aggregate: (.count, nil))
+    TypedQuery<Int>(tracer: tracer, path: path, traced: nil, measure: .aggregate(.count, subpath: nil))
   }
 
   /// Some element is `value` (`"%@ IN tags"`); a managed object for a collection of links.
@@ -100,6 +100,24 @@ extension TypedQuery where T: _QueryCollection, T._QueryElement: _QueryNumeric {
   private func collectionAggregate<V>(_ kind: Aggregate) -> TypedQuery<V> {
     TypedQuery(tracer: tracer, path: path, traced: nil, collectionDepth: collectionDepth ?? path.count)
       .aggregated(kind)
+  }
+}
+
+extension TypedQuery where T: _QueryCollection, T._QueryElement: _QueryNumeric & Comparable {
+  /// Every element is within the bounds, both included (`"scores.@min >= 1 AND scores.@max <=
+  /// 5"`, as Realm builds it); false for an empty collection.
+  public func contains(_ range: ClosedRange<T._QueryElement>) -> TypedQuery<Bool> {
+    within(range.lowerBound, range.upperBound, .lessOrEqual)
+  }
+  /// Every element is at least the lower bound and less than the upper one.
+  public func contains(_ range: Range<T._QueryElement>) -> TypedQuery<Bool> {
+    within(range.lowerBound, range.upperBound, .less)
+  }
+  private func within(_ low: T._QueryElement, _ high: T._QueryElement, _ op: ComparisonOperator) -> TypedQuery<Bool> {
+    bool(
+      .and([
+        min.compare(.greaterOrEqual, Self.encode(low)).condition, max.compare(op, Self.encode(high)).condition,
+      ]))
   }
 }
 

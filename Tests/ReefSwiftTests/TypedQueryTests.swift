@@ -406,6 +406,62 @@ class Order: Object {
     #expect(ids(all.where { $0.phones.keys.in(["home", "work"]) }) == [1, 2])
   }
 
+  @Test func aSubqueryCountsTheElementsThatMatch() throws {
+    let reef = try people()
+    let people = reef.objects(Person.self)
+    #expect(ids(people.where { ($0.dogs.age >= 4).count == 1 }) == [1, 2, 4])
+    #expect(
+      ids(people.where { ($0.dogs.age >= 4).count == 1 })
+        == ids(people.filter("SUBQUERY(dogs, $d, $d.age >= 4).@count == 1")))
+    let rexes = people.where { ($0.dogs.age >= 3 && $0.dogs.name.starts(with: "R")).count > 0 }
+    #expect(ids(rexes) == [1, 4])
+    #expect(ids(rexes) == ids(people.filter("SUBQUERY(dogs, $d, $d.age >= 3 AND $d.name BEGINSWITH 'R').@count > 0")))
+    #expect(ids(people.where { (!($0.dogs.age > 3)).count == 0 }) == [2, 3, 4])
+    #expect(
+      ids(people.where { (!($0.dogs.age > 3)).count == 0 })
+        == ids(people.filter("SUBQUERY(dogs, $d, NOT ($d.age > 3)).@count == 0")))
+    let (orderReef, _) = try openReef("orders")
+    try orderReef.write {
+      for (id, prices) in [(1, [5, 7]), (2, [20]), (3, [])] {
+        let order = Order()
+        order.id = id
+        for price in prices {
+          let line = OrderLine()
+          line.price = price
+          order.lines.append(line)
+        }
+        orderReef.add(order)
+      }
+    }
+    let orders = orderReef.objects(Order.self)
+    #expect(ids(orders.where { ($0.lines.price > 6).count == 1 }) == [1, 2])
+    #expect(
+      ids(orders.where { ($0.lines.price > 6).count == 1 })
+        == ids(orders.filter("SUBQUERY(lines, $l, $l.price > 6).@count == 1")))
+    let (tagReef, _) = try tagged()
+    let all = tagReef.objects(Tagged.self)
+    #expect(ids(all.where { ($0.scores > 1).count >= 2 }) == [1])
+    #expect(
+      ids(all.where { ($0.scores > 1).count >= 2 }) == ids(all.filter("SUBQUERY(scores, $s, $s > 1).@count >= 2")))
+  }
+
+  @Test func aRangeIsABetween() throws {
+    let reef = try people()
+    let people = reef.objects(Person.self)
+    #expect(ids(people.where { $0.dogs.age.contains(4...5) }) == [1, 2])
+    #expect(ids(people.where { $0.dogs.age.contains(4...5) }) == ids(people.filter("ANY dogs.age BETWEEN {4, 5}")))
+    #expect(reef.objects(Dog.self).where { $0.age.contains(3..<5) }.map(\.name).sorted() == ["Fido", "Rex", "Spot"])
+    #expect(ids(people.where { $0.dogs.count.contains(1...2) }) == [1, 2, 4])
+    #expect(ids(people.where { $0.dogs.count.contains(1...2) }) == ids(people.filter("dogs.@count BETWEEN {1, 2}")))
+    let (tagReef, _) = try tagged()
+    let all = tagReef.objects(Tagged.self)
+    #expect(ids(all.where { $0.scores.contains(1...3) }) == [1], "every element is in the range")
+    #expect(
+      ids(all.where { $0.scores.contains(1...3) }) == ids(all.filter("scores.@min >= 1 AND scores.@max <= 3")))
+    #expect(ids(all.where { $0.scores.contains(1..<10) }) == [1])
+    #expect(ids(all.where { $0.scores.contains(1..<11) }) == [1, 2])
+  }
+
   @Test func aMapOfLinksQueriesTheLinkedObject() throws {
     let (reef, _) = try tagged()
     let all = reef.objects(Tagged.self)
@@ -425,5 +481,16 @@ class Order: Object {
     }
     let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
     #expect(message.contains("must go through one"), "\(message)")
+  }
+
+  @Test func aSubqueryCountOfConditionsOnTwoCollectionsStops() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      runOrExitCleanly {
+        let (reef, _) = try openReef()
+        _ = reef.objects(Person.self).where { ($0.dogs.age > 1 && $0.name == "Ann").count > 1 }
+      }
+    }
+    let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    #expect(message.contains("all go through one List"), "\(message)")
   }
 }
