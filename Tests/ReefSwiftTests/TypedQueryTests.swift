@@ -174,6 +174,17 @@ class Order: Object {
   @Persisted var lines: List<OrderLine>
 }
 
+/// An embedded type whose property is stored under another name.
+class MappedLine: EmbeddedObject {
+  @Persisted var amount = 0
+  override class func propertiesMapping() -> [String: String] { ["amount": "a"] }
+}
+
+class Invoice: Object {
+  @Persisted(primaryKey: true) var id = 0
+  @Persisted var lines: List<MappedLine>
+}
+
 /// Each typed query is run beside the predicate string it stands for, on the same data: both
 /// must find the same objects, and those must be the ones expected.
 @Suite struct CollectionTypedQueryTests {
@@ -443,6 +454,33 @@ class Order: Object {
     #expect(ids(all.where { ($0.scores > 1).count >= 2 }) == [1])
     #expect(
       ids(all.where { ($0.scores > 1).count >= 2 }) == ids(all.filter("SUBQUERY(scores, $s, $s > 1).@count >= 2")))
+  }
+
+  @Test func aggregatesAndSubqueriesUseTheStoredNamesOfTheElements() throws {
+    let (reef, _) = try openReef()
+    try reef.write {
+      for (id, amounts) in [(1, [5, 7]), (2, [20]), (3, [])] {
+        let invoice = Invoice()
+        invoice.id = id
+        for amount in amounts {
+          let line = MappedLine()
+          line.amount = amount
+          invoice.lines.append(line)
+        }
+        reef.add(invoice)
+      }
+    }
+    let stored = try reef.store.read { try $0.collection("Invoice").findOne(["id": .int64(1)]) }
+    #expect(stored?["lines.0.a"] == .int64(5))
+    let invoices = reef.objects(Invoice.self)
+    func ids(_ results: Results<Invoice>) -> [Int] { results.map(\.id).sorted() }
+    #expect(ids(invoices.where { $0.lines.amount.sum > 10 }) == [1, 2])
+    #expect(ids(invoices.where { $0.lines.amount.sum > 10 }) == ids(invoices.filter("lines.@sum.amount > 10")))
+    #expect(ids(invoices.where { ($0.lines.amount > 6).count == 1 }) == [1, 2])
+    #expect(
+      ids(invoices.where { ($0.lines.amount > 6).count == 1 })
+        == ids(invoices.filter("SUBQUERY(lines, $l, $l.amount > 6).@count == 1")))
+    #expect(ids(invoices.where { $0.lines.amount == 7 }) == [1])
   }
 
   @Test func aRangeIsABetween() throws {
