@@ -3,7 +3,8 @@ import ReefQuery
 import ReefStore
 
 /// Where a type's documents hold links: each path (through embedded objects), whether it holds
-/// several keys, and the linked type. Stored in the file beside the type's JSON Schema, so that
+/// several keys, and the linked type. In a path, ``anyKey`` stands for every key of a map (a
+/// map key cannot start with `$`). Stored in the file beside the type's JSON Schema, so that
 /// deleting an object removes the links to it from every type in the file, also those the
 /// deleting `Reef` has not used.
 enum LinkMap {
@@ -16,21 +17,23 @@ enum LinkMap {
 
   static func metadataKey(_ typeName: String) -> String { "links:\(typeName)" }
 
+  /// The path segment that stands for every key of a map.
+  static let anyKey = "$*"
+
   /// The links of a type's documents.
   static func entries(of schema: ObjectSchema) -> [Entry] {
     var result: [Entry] = []
     func visit(_ current: ObjectSchema, prefix: String, depth: Int) {
       guard depth < 16 else { return }
       for property in current.properties where property.shape.isStored && property.type == .object {
-        let path = prefix + property.columnName
+        // A map's values are under each of its keys.
+        let path = prefix + property.columnName + (property.isMap ? "." + anyKey : "")
         if property.isEmbedded {
-          // The links inside a map's embedded objects are under keys no fixed path names.
-          if property.isMap { continue }
           visit(ObjectSchema.of(property.objectClass!), prefix: path + ".", depth: depth + 1)
         } else {
           result.append(
             Entry(
-              origin: schema.className, path: path, many: property.isArray || property.isSet || property.isMap,
+              origin: schema.className, path: path, many: property.isArray || property.isSet,
               target: property.objectClassName ?? ""))
         }
       }
@@ -65,19 +68,29 @@ enum LinkMap {
     return result
   }
 
-  /// Removes the links to a deleted object: a to-one link becomes null, a list or set loses the
-  /// key, inside embedded objects and lists of them too.
+  /// Removes the links to a deleted object: a to-one link (or a map's value, whose key stays)
+  /// becomes null, a list or set loses the key, inside embedded objects, lists and maps of them
+  /// too.
+  /// - Complexity: a query per path that links to the type; a path through a map reads every
+  ///   document that has the map.
   static func removeLinks(
     to typeName: String, identity: BSON, in transaction: Transaction, registered: [ObjectSchema]
   ) throws(StoreError) {
     for entry in try all(in: transaction, registered: registered) where entry.target == typeName {
       let collection = transaction.collection(entry.origin)
-      let holders = try collection.find([entry.path: identity]).toArray()
       let segments = entry.path.split(separator: ".").map(String.init)
+      let holders: [Document]
+      if let wildcard = segments.firstIndex(of: anyKey) {
+        // No filter names every key: the documents with the map are read.
+        let map = segments[..<wildcard].joined(separator: ".")
+        holders = try collection.find([map: ["$exists": true]]).toArray()
+      } else {
+        holders = try collection.find([entry.path: identity]).toArray()
+      }
       for holder in holders {
         guard
           case .document(let changed) = removing(identity, segments[...], many: entry.many, from: .document(holder)),
-          let id = holder["_id"]
+          changed != holder, let id = holder["_id"]
         else { continue }
         try collection.replaceDocument(forID: id, with: changed)
       }
@@ -87,6 +100,19 @@ enum LinkMap {
   private static func removing(_ identity: BSON, _ segments: ArraySlice<String>, many: Bool, from value: BSON) -> BSON {
     switch value {
     case .document(var document):
+      if segments.first == anyKey {
+        // Each value of a map holds the rest of the path (or is the link).
+        var pairs: [(String, BSON)] = []
+        for element in document {
+          let value = element.value
+          if segments.count > 1 {
+            pairs.append((element.key, removing(identity, segments.dropFirst(), many: many, from: value)))
+          } else {
+            pairs.append((element.key, compareBSON(value, identity) == 0 ? .null : value))
+          }
+        }
+        return .document(Document(pairs))
+      }
       guard let first = segments.first, let inner = document.value(forKey: first) else { return value }
       let new: BSON
       if segments.count == 1 {

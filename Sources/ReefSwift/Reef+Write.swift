@@ -161,8 +161,8 @@ extension Reef {
   }
 
   /// Deletes a managed object. A top-level object's links from other objects are removed in
-  /// the same transaction (to-one links become nil, lists lose it); its embedded objects go
-  /// with it. An embedded object is removed from its parent.
+  /// the same transaction (to-one links and map values become nil, lists and sets lose it); its
+  /// embedded objects go with it. An embedded object is removed from its parent.
   public func delete(_ object: ObjectBase) {
     requireWriteTransaction()
     guard let managed = object._managed, managed.reef.store === store else {

@@ -28,6 +28,18 @@ class Manor: Object {
   @Persisted var plots: Map<String, Plot?>
 }
 
+/// An embedded object with links, kept in a map.
+class Kennel: EmbeddedObject {
+  @Persisted var keeper: Dog?
+  @Persisted var residents: List<Dog>
+}
+
+class Breeder: Object {
+  @Persisted var name = ""
+  @Persisted var kennels: Map<String, Kennel?>
+  @Persisted var favourites: Map<String, Dog?>
+}
+
 /// An estate with primary key `id` and a building per key.
 func makeEstate(_ id: Int, _ sites: [(String, Building)]) -> Estate {
   let estate = Estate()
@@ -176,6 +188,33 @@ func storedKeys(_ document: Document?) -> [String] {
     #expect(plot.manor.count == 1)
     #expect(plot.manor.first?.name == "Pemberley")
     #expect(manor.plots["north"]??.manor.first?.isEqual(to: manor) == true)
+  }
+
+  @Test func deletingALinkedObjectClearsItsLinksInMapsAndInTheirObjects() throws {
+    let (reef, _) = try openReef()
+    let rex = Dog()
+    rex.name = "Rex"
+    let spot = Dog()
+    spot.name = "Spot"
+    let breeder = Breeder()
+    breeder.name = "Ann"
+    let kennel = Kennel()
+    kennel.keeper = rex
+    kennel.residents.append(objectsIn: [rex, spot])
+    breeder.kennels["north"] = kennel
+    breeder.favourites["best"] = rex
+    breeder.favourites["other"] = spot
+    try reef.write { reef.add(breeder) }
+    let spotKey = try #require(try reef.store.read { try $0.collection("Dog").findOne(["name": "Spot"]) }?["_id"])
+    try reef.write { reef.delete(rex) }
+    let stored = try #require(try reef.store.read { try $0.collection("Breeder").findOne() })
+    #expect(stored["kennels.north.keeper"] == .null)
+    #expect(stored["kennels.north.residents"] == .array([spotKey]))
+    #expect(stored["favourites.best"] == .null, "the key stays, with null")
+    #expect(stored["favourites.other"] == spotKey)
+    #expect(breeder.kennels["north"]??.keeper == nil)
+    #expect(breeder.kennels["north"]??.residents.map(\.name) == ["Spot"])
+    #expect(breeder.favourites["other"]??.name == "Spot")
   }
 
   @Test func deletingTheParentInvalidatesTheMapsObjects() throws {
