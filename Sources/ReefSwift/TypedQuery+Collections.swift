@@ -114,10 +114,8 @@ extension TypedQuery where T: _QueryCollection, T._QueryElement: _QueryNumeric &
     within(range.lowerBound, range.upperBound, .less)
   }
   private func within(_ low: T._QueryElement, _ high: T._QueryElement, _ op: ComparisonOperator) -> TypedQuery<Bool> {
-    bool(
-      .and([
-        min.compare(.greaterOrEqual, Self.encode(low)).condition, max.compare(op, Self.encode(high)).condition,
-      ]))
+    // A condition on the collection's aggregates, not on each element (no subquery count).
+    min.compare(.greaterOrEqual, Self.encode(low)) && max.compare(op, Self.encode(high))
   }
 }
 
