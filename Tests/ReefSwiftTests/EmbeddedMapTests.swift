@@ -40,6 +40,25 @@ class Breeder: Object {
   @Persisted var favourites: Map<String, Dog?>
 }
 
+/// An embedded object with a map of embedded objects, in a list.
+class Wing: EmbeddedObject {
+  @Persisted var name = ""
+  @Persisted var rooms: Map<String, Doorbell?>
+}
+
+class Palace: Object {
+  @Persisted var wings: List<Wing>
+}
+
+/// A map of embedded objects that contain their own type, which Realm refuses.
+class LoopedRoom: EmbeddedObject {
+  @Persisted var annexes: Map<String, LoopedRoom?>
+}
+
+class LoopedHouse: Object {
+  @Persisted var room: LoopedRoom?
+}
+
 /// An estate with primary key `id` and a building per key.
 func makeEstate(_ id: Int, _ sites: [(String, Building)]) -> Estate {
   let estate = Estate()
@@ -215,6 +234,46 @@ func storedKeys(_ document: Document?) -> [String] {
     #expect(breeder.kennels["north"]??.keeper == nil)
     #expect(breeder.kennels["north"]??.residents.map(\.name) == ["Spot"])
     #expect(breeder.favourites["other"]??.name == "Spot")
+  }
+
+  @Test func aMapInAListElementFollowsItsElement() throws {
+    let (reef, _) = try openReef()
+    let palace = Palace()
+    for name in ["east", "west"] {
+      let wing = Wing()
+      wing.name = name
+      let bell = Doorbell()
+      bell.tone = name + " bell"
+      wing.rooms["hall"] = bell
+      palace.wings.append(wing)
+    }
+    try reef.write { reef.add(palace) }
+    let westHall = try #require(palace.wings[1].rooms["hall"] ?? nil)
+    let eastHall = try #require(palace.wings[0].rooms["hall"] ?? nil)
+    try reef.write { palace.wings.remove(at: 0) }
+    #expect(eastHall.isInvalidated, "its wing was removed")
+    try #require(!westHall.isInvalidated)
+    #expect(westHall.tone == "west bell", "it follows its wing to position 0")
+    try reef.write {
+      westHall.tone = "rung"
+      palace.wings[0].rooms["study"] = Doorbell()
+    }
+    let stored = try #require(try reef.store.read { try $0.collection("Palace").findOne() })
+    #expect(stored["wings.0.rooms.hall.tone"] == "rung")
+    #expect(stored["wings.0.rooms.study.tone"] == "")
+    #expect(stored["wings.0.name"] == "west")
+    try reef.write { palace.wings[0].rooms["hall"] = nil }
+    #expect(westHall.isInvalidated)
+  }
+
+  @Test func aMapCannotMakeAnEmbeddedTypeContainItself() throws {
+    do {
+      _ = try openReef(types: [LoopedHouse.self, LoopedRoom.self])
+      Issue.record("the Reef opened")
+    } catch let error as ReefError {
+      #expect(error.kind == .schema)
+      #expect(error.description.contains("cycle"), "\(error)")
+    }
   }
 
   @Test func deletingTheParentInvalidatesTheMapsObjects() throws {
