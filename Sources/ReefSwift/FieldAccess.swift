@@ -37,7 +37,10 @@ final class FieldAccess {
 
   /// The element decoded as `Element`, failing with the mismatch message when it does not fit.
   func decode<Element: _ReefValue>(_ element: Document.Element, at position: Int, as type: Element.Type) -> Element {
-    let context = _ReadContext(owner: owner, field: property.columnName, index: position)
+    let context =
+      property.isMap
+      ? _ReadContext(owner: owner, field: property.columnName, index: nil, key: element.key)
+      : _ReadContext(owner: owner, field: property.columnName, index: position)
     guard let value = Element._reefDecode(element, context) else {
       preconditionFailure(owner.mismatch(property, element) + " (element \(position))")
     }
@@ -72,10 +75,21 @@ final class FieldAccess {
     attachments.attach(to: owner)
   }
 
-  /// Changes the stored subdocument of a map: `body` edits the pairs in order.
-  func changeDocument(_ body: (inout [(String, BSON)], _WriteContext) throws -> Void) {
-    owner.reef.requireWriteTransaction()
+  /// Changes the stored subdocument of a map: `body` edits the pairs in order (encoding a new
+  /// value at its key's context: `context.at(key:)`). In a map of embedded objects, the values
+  /// at `changedKeys` are deleted first: their accessors are invalidated (nil: every value's).
+  func changeDocument(changedKeys: [String]?, _ body: (inout [(String, BSON)], _WriteContext) throws -> Void) {
+    let reef = owner.reef
+    reef.requireWriteTransaction()
     var pairs = elements().map { ($0.key, $0.value) }
+    if property.isEmbedded {
+      let place = owner.placeKey.child(property.columnName)
+      if let changedKeys {
+        for key in changedKeys { reef.bumpEpoch(place.entry(key)) }
+      } else {
+        reef.bumpEpoch(place)
+      }
+    }
     let attachments = Attachments()
     do {
       try body(&pairs, writeContext(attachments))
@@ -84,6 +98,7 @@ final class FieldAccess {
       return
     }
     owner.setField(property.columnName, .document(Document(pairs)))
+    attachments.attach(to: owner)
   }
 
   private func record(_ error: any Error) {

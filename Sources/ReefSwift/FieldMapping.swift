@@ -8,20 +8,31 @@ struct FieldMapping {
   init(_ schema: ObjectSchema) { self.schema = schema }
 
   /// The stored path for a path of Swift names (names already stored pass unchanged).
-  func map(_ path: FieldPath) -> FieldPath {
+  func map(_ path: FieldPath) -> FieldPath { mapped(path).path }
+
+  /// The stored path, and the type of the objects it ends at (nil when it ends at a value or at
+  /// a name no type declares): a subquery's condition and an aggregate's subpath start there.
+  private func mapped(_ path: FieldPath) -> (path: FieldPath, target: ObjectSchema?) {
     var current: ObjectSchema? = schema
+    var target: ObjectSchema? = schema
     var segments: [FieldPath.Segment] = []
+    var isKey = false
     for segment in path.segments {
-      guard segment.index == nil, let schema = current,
+      guard !isKey, segment.index == nil, let schema = current,
         let property = schema.property(named: String(decoding: segment.name, as: UTF8.self))
       else {
+        // A map's key, an array index or a name no type declares passes unchanged.
+        target = isKey || segment.index != nil ? current : nil
+        isKey = false
         segments.append(segment)
         continue
       }
       segments.append(FieldPath.Segment(property.columnName))
       current = property.objectClass.map(ObjectSchema.of)
+      target = current
+      isKey = property.isMap
     }
-    return FieldPath(segments: segments)
+    return (FieldPath(segments: segments), target)
   }
 
   /// The query with every path mapped.
@@ -36,11 +47,17 @@ struct FieldMapping {
     case .match(let path, let test, let quantifier): return .match(map(path), test, quantifier)
     case .exists(let path, let exists): return .exists(map(path), exists)
     case .size(let path, let size): return .size(map(path), size)
-    case .elementMatch(let path, let inner): return .elementMatch(map(path), inner)
+    case .elementMatch(let path, let inner):
+      let (stored, target) = mapped(path)
+      return .elementMatch(stored, target.map { FieldMapping($0).map(inner) } ?? inner)
     case .elementMatchValue(let path, let tests): return .elementMatchValue(map(path), tests)
     case .aggregate(let path, let aggregate, let subpath, let op, let value):
-      return .aggregate(map(path), aggregate, subpath: subpath, op, value)
-    case .subquery(let path, let inner, let op, let value): return .subquery(map(path), inner, op, value)
+      let (stored, target) = mapped(path)
+      let storedSubpath = subpath.map { subpath in target.map { FieldMapping($0).map(subpath) } ?? subpath }
+      return .aggregate(stored, aggregate, subpath: storedSubpath, op, value)
+    case .subquery(let path, let inner, let op, let value):
+      let (stored, target) = mapped(path)
+      return .subquery(stored, target.map { FieldMapping($0).map(inner) } ?? inner, op, value)
     }
   }
 

@@ -3,7 +3,8 @@ import ReefQuery
 import ReefStore
 
 /// Where a type's documents hold links: each path (through embedded objects), whether it holds
-/// several keys, and the linked type. Stored in the file beside the type's JSON Schema, so that
+/// several keys, and the linked type. In a path, ``anyKey`` stands for every key of a map (a
+/// map key cannot start with `$`). Stored in the file beside the type's JSON Schema, so that
 /// deleting an object removes the links to it from every type in the file, also those the
 /// deleting `Reef` has not used.
 enum LinkMap {
@@ -16,6 +17,9 @@ enum LinkMap {
 
   static func metadataKey(_ typeName: String) -> String { "links:\(typeName)" }
 
+  /// The path segment that stands for every key of a map.
+  static let anyKey = "$*"
+
   /// The links of a type's documents.
   static func entries(of schema: ObjectSchema) -> [Entry] {
     var result: [Entry] = []
@@ -23,7 +27,7 @@ enum LinkMap {
       guard property.type == .object else { return }
       result.append(
         Entry(
-          origin: schema.className, path: path, many: property.isArray || property.isSet || property.isMap,
+          origin: schema.className, path: path, many: property.isArray || property.isSet,
           target: property.objectClassName ?? ""))
     }
     return result
@@ -45,7 +49,9 @@ enum LinkMap {
     func visit(_ current: ObjectSchema, prefix: String, depth: Int) {
       guard depth < 16 else { return }
       for property in current.properties where property.shape.isStored {
-        let path = prefix + property.columnName
+        // The values of a map of links or of embedded objects are under each of its keys (a
+        // map of AnyReefValue is walked as a value).
+        let path = prefix + property.columnName + (property.isMap && property.type == .object ? "." + anyKey : "")
         if property.isEmbedded {
           visit(ObjectSchema.of(property.objectClass!), prefix: path + ".", depth: depth + 1)
         } else {
@@ -103,21 +109,30 @@ enum LinkMap {
     return result
   }
 
-  /// Removes the links to a deleted object: a to-one link becomes null, a list or set loses the
-  /// key, inside embedded objects and lists of them too; and the DBRefs to it in `AnyReefValue`s
-  /// (see ``removeReferences(to:paths:in:)``).
+  /// Removes the links to a deleted object: a to-one link (or a map's value, whose key stays)
+  /// becomes null, a list or set loses the key, inside embedded objects, lists and maps of them
+  /// too; and the DBRefs to it in `AnyReefValue`s (see ``removeReferences(to:paths:in:)``).
+  /// - Complexity: a query per path that links to the type; a path through a map reads every
+  ///   document that has the map.
   static func removeLinks(
     to typeName: String, identity: BSON, in transaction: Transaction, registered: [ObjectSchema]
   ) throws(StoreError) {
     let stored = try all(in: transaction, registered: registered)
     for entry in stored.links where entry.target == typeName {
       let collection = transaction.collection(entry.origin)
-      let holders = try collection.find([entry.path: identity]).toArray()
       let segments = entry.path.split(separator: ".").map(String.init)
+      let holders: [Document]
+      if let wildcard = segments.firstIndex(of: anyKey) {
+        // No filter names every key: the documents with the map are read.
+        let map = segments[..<wildcard].joined(separator: ".")
+        holders = try collection.find([map: ["$exists": true]]).toArray()
+      } else {
+        holders = try collection.find([entry.path: identity]).toArray()
+      }
       for holder in holders {
         guard
           case .document(let changed) = removing(identity, segments[...], many: entry.many, from: .document(holder)),
-          let id = holder["_id"]
+          changed != holder, let id = holder["_id"]
         else { continue }
         try collection.replaceDocument(forID: id, with: changed)
       }
@@ -182,6 +197,15 @@ enum LinkMap {
   {
     guard let first = segments.first else { return withoutReferences(to: target, inMixed: value) }
     switch value {
+    case .document(var document) where first == anyKey:
+      // A map of embedded objects: each value holds the rest of the path.
+      var changed = false
+      for element in document {
+        guard let new = withoutReferences(to: target, segments.dropFirst(), in: element.value) else { continue }
+        document.set(new, forKey: element.key)
+        changed = true
+      }
+      return changed ? .document(document) : nil
     case .document(var document):
       guard let inner = document.value(forKey: first),
         let new = withoutReferences(to: target, segments.dropFirst(), in: inner)
@@ -241,6 +265,19 @@ enum LinkMap {
   private static func removing(_ identity: BSON, _ segments: ArraySlice<String>, many: Bool, from value: BSON) -> BSON {
     switch value {
     case .document(var document):
+      if segments.first == anyKey {
+        // Each value of a map holds the rest of the path (or is the link).
+        var pairs: [(String, BSON)] = []
+        for element in document {
+          let value = element.value
+          if segments.count > 1 {
+            pairs.append((element.key, removing(identity, segments.dropFirst(), many: many, from: value)))
+          } else {
+            pairs.append((element.key, compareBSON(value, identity) == 0 ? .null : value))
+          }
+        }
+        return .document(Document(pairs))
+      }
       guard let first = segments.first, let inner = document.value(forKey: first) else { return value }
       let new: BSON
       if segments.count == 1 {

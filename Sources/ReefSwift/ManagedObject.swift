@@ -1,10 +1,12 @@
 import ReefBSON
 import ReefStore
 
-/// One step from an object to a value inside it: a field and, in an array, the position.
+/// One step from an object to a value inside it: a field and, in an array, the position or, in
+/// a map, the key.
 struct PathStep: Hashable {
   var field: String
   var index: Int?
+  var key: String? = nil
 }
 
 /// The state of a managed object: where its document lives and the copy last read of it.
@@ -24,6 +26,11 @@ public final class ManagedObject {
   /// element whatever its position.
   let place: ListPlace?
   let token: Int
+  /// For the value of a map of embedded objects: its key.
+  let mapKey: String?
+  /// For the value of a map: the epoch of its entry (``placeKey``) when this state was made;
+  /// setting or removing the key moves it on, which invalidates this state.
+  let entryEpoch: Int
   /// The `_id` of a top-level object.
   let id: BSON
   /// The epoch of this embedded object's place when it was made: overwriting the place (or, for
@@ -58,6 +65,8 @@ public final class ManagedObject {
     field = ""
     place = nil
     token = 0
+    mapKey = nil
+    entryEpoch = 0
     self.id = id
     self.document = document
     self.version = document == nil ? -1 : reef.version
@@ -66,8 +75,8 @@ public final class ManagedObject {
     epoch = 0
   }
 
-  /// The state of the embedded object at `step` of `parent`: at a field, or the element now at
-  /// a position of a list (which it then follows).
+  /// The state of the embedded object at `step` of `parent`: at a field, the element now at a
+  /// position of a list (which it then follows), or the value at a key of a map.
   ///
   /// `knownPlace` is the list's place when the caller has it already (see ``Attachments``).
   init(reef: Reef, schema: ObjectSchema, parent: ManagedObject, step: PathStep, knownPlace: ListPlace? = nil) {
@@ -78,22 +87,30 @@ public final class ManagedObject {
     self.id = parent.id
     epochKey = parent.placeKey.child(step.field)
     epoch = reef.epoch(epochKey)
-    if let index = step.index {
+    mapKey = step.key
+    if let key = step.key {
+      place = nil
+      token = 0
+      placeKey = epochKey.entry(key)
+      entryEpoch = reef.epoch(placeKey)
+    } else if let index = step.index {
       let place = knownPlace ?? reef.listPlace(epochKey)
       token = place.token(at: index, fresh: reef.freshListToken)
       self.place = place
       placeKey = epochKey.element(token)
+      entryEpoch = 0
     } else {
       place = nil
       token = 0
       placeKey = epochKey
+      entryEpoch = 0
     }
   }
 
   /// Where this embedded object is in its parent now: its field and, in a list, its current
   /// position; nil for a list element that left its list.
   var step: PathStep? {
-    guard let place else { return PathStep(field: field, index: nil) }
+    guard let place else { return PathStep(field: field, index: nil, key: mapKey) }
     return place.position(of: token).map { PathStep(field: field, index: $0) }
   }
 
@@ -105,7 +122,8 @@ public final class ManagedObject {
     guard let parent else { return "\(schema.className)\u{0}\(id.extendedJSON(.canonical))" }
     // A list element by its position (the same in every `Reef` of the file); one that left its
     // list, by its token.
-    let element = place == nil ? "" : (step?.index.map { ".\($0)" } ?? "\u{1}\(token)")
+    let element =
+      mapKey.map { "\u{2}\($0)" } ?? (place == nil ? "" : (step?.index.map { ".\($0)" } ?? "\u{1}\(token)"))
     return parent.identityPath + "\u{0}\(field)" + element
   }
 
@@ -115,7 +133,7 @@ public final class ManagedObject {
     if version == reef.version, let document { return document }
     let fresh: Document?
     if let parent {
-      if reef.epoch(epochKey) != epoch {
+      if reef.epoch(epochKey) != epoch || (mapKey != nil && reef.epoch(placeKey) != entryEpoch) {
         fresh = nil
       } else if let step, let parentDocument = parent.currentDocument(),
         let element = parentDocument.element(forKey: step.field)
@@ -129,6 +147,9 @@ public final class ManagedObject {
           } else {
             fresh = nil
           }
+        } else if let key = step.key {
+          let value = element.type == .document ? element.document?.element(forKey: key) : nil
+          fresh = value?.type == .document ? value?.document : nil
         } else {
           fresh = element.document
         }
@@ -178,7 +199,8 @@ public final class ManagedObject {
   /// The dotted path of this object from its top-level document ("" for the top).
   var pathDescription: String {
     guard let parent else { return "" }
-    let mine = field + (place == nil ? "" : ".\(step?.index.map(String.init) ?? "(removed)")")
+    let mine =
+      field + (mapKey.map { ".\($0)" } ?? (place == nil ? "" : ".\(step?.index.map(String.init) ?? "(removed)")"))
     let above = parent.pathDescription
     return above.isEmpty ? mine : "\(above).\(mine)"
   }
@@ -236,6 +258,12 @@ public final class ManagedObject {
       guard index < values.count else { return }
       values[index] = .document(child)
       document.set(.array(BSONArray(values)), forKey: step.field)
+    } else if let key = step.key {
+      guard let element = document.element(forKey: step.field), element.type == .document,
+        var map = element.document
+      else { return }
+      map.set(.document(child), forKey: key)
+      document.set(.document(map), forKey: step.field)
     } else {
       document.set(.document(child), forKey: step.field)
     }
@@ -267,6 +295,28 @@ public final class ManagedObject {
 /// Embedded objects written in one change, made managed once the change is stored.
 final class Attachments {
   var items: [(object: ObjectBase, path: [PathStep])] = []
+  /// The objects recorded, once there are many (a few are searched in ``items``).
+  private var seen: Set<ObjectIdentifier> = []
+
+  /// Records an embedded object written at `path`.
+  /// - Throws: ``ReefError/Kind/embeddedObjectHasParent`` for an object written twice in the
+  ///   change (it would have two parents, or two places in one).
+  func add(_ object: ObjectBase, at path: [PathStep]) throws(ReefError) {
+    let isNew: Bool
+    if items.count < 16 {
+      isNew = !items.contains { $0.object === object }
+    } else {
+      if seen.isEmpty { seen = Set(items.lazy.map { ObjectIdentifier($0.object) }) }
+      isNew = seen.insert(ObjectIdentifier(object)).inserted
+    }
+    guard isNew else {
+      throw ReefError(
+        .embeddedObjectHasParent,
+        "an embedded object has exactly one parent: this \(object.objectSchema.className) is written twice in one change; write a copy (\(object.objectSchema.className)(value: object))",
+        type: object.objectSchema.className)
+    }
+    items.append((object, path))
+  }
 
   /// Gives each embedded object its managed state under `root`, parents before children.
   func attach(to root: ManagedObject) {
@@ -311,4 +361,6 @@ struct EpochKey: Hashable {
   func child(_ field: String) -> EpochKey { EpochKey(type: type, id: id, path: path + "\u{0}" + field) }
   /// The element with `token` of the list named by this key.
   func element(_ token: Int) -> EpochKey { EpochKey(type: type, id: id, path: path + "\u{1}\(token)") }
+  /// The entry at `key` of the map named by this key.
+  func entry(_ key: String) -> EpochKey { EpochKey(type: type, id: id, path: path + "\u{2}" + key) }
 }

@@ -10,7 +10,10 @@ import ReefBSON
 /// try reef.write { contact.phones["home"] = "555-0100" }
 /// ```
 /// Keys cannot be empty, start with `$` or contain `.` (MongoDB's field name rules) or NUL.
-/// A map cannot hold embedded objects yet.
+///
+/// A map of embedded objects (`Map<String, Address?>`) stores each as a subdocument at its key.
+/// As in a `List`, an embedded object has one parent: setting or removing a key deletes the
+/// object that was there and invalidates its accessors (and those of its own embedded objects).
 public final class Map<Key: _ReefMapKey, Value: _ReefCollectionElement>: _CollectionAccessor<(String, Value)>,
   Sequence, CustomStringConvertible
 {
@@ -53,8 +56,8 @@ public final class Map<Key: _ReefMapKey, Value: _ReefCollectionElement>: _Collec
       }
       return
     }
-    access.changeDocument { pairs, context in
-      let encoded = try value._reefEncode(context)
+    access.changeDocument(changedKeys: [key]) { pairs, context in
+      let encoded = try value._reefEncode(context.at(key: key))
       if let index = pairs.firstIndex(where: { $0.0 == key }) {
         pairs[index].1 = encoded
       } else {
@@ -70,7 +73,7 @@ public final class Map<Key: _ReefMapKey, Value: _ReefCollectionElement>: _Collec
       storage.removeAll { $0.0 == key }
       return
     }
-    access.changeDocument { pairs, _ in pairs.removeAll { $0.0 == key } }
+    access.changeDocument(changedKeys: [key]) { pairs, _ in pairs.removeAll { $0.0 == key } }
   }
 
   /// Removes every entry.
@@ -79,7 +82,7 @@ public final class Map<Key: _ReefMapKey, Value: _ReefCollectionElement>: _Collec
       storage.removeAll()
       return
     }
-    access.changeDocument { pairs, _ in pairs.removeAll() }
+    access.changeDocument(changedKeys: nil) { pairs, _ in pairs.removeAll() }
   }
 
   static func isValidKey(_ key: String) -> Bool {
@@ -95,15 +98,17 @@ extension Map: _Persistable {
   public static func _reefDecode(_ element: Document.Element?, _ context: _ReadContext) -> Map? {
     guard let element, element.type != .null else { return Map() }
     guard element.type == .document, let document = element.document else { return nil }
-    for (index, item) in document.enumerated()
-    where Value._reefDecode(item, _ReadContext(owner: context.owner, field: context.field, index: index)) == nil {
+    for item in document
+    where Value._reefDecode(item, _ReadContext(owner: context.owner, field: context.field, index: nil, key: item.key))
+      == nil
+    {
       return nil
     }
     return Map()
   }
   public func _reefEncode(_ context: _WriteContext) throws(ReefError) -> BSON {
     var encoded: [(String, BSON)] = []
-    for (key, value) in pairs { encoded.append((key, try value._reefEncode(context))) }
+    for (key, value) in pairs { encoded.append((key, try value._reefEncode(context.at(key: key)))) }
     return .document(Document(encoded))
   }
   public static func _reefGet(_ owner: ManagedObject, _ property: Property) -> Map {
@@ -115,6 +120,38 @@ extension Map: _Persistable {
     copy.storage = value.pairs.map { ($0.key, $0.value) }
     owner.write(property, copy)
   }
+}
+
+extension Map: _ReefCoercible {
+  /// A dictionary (in key order) or another map (in its order) as an unmanaged map: what
+  /// `Object(value:)` and `create` take for a map property.
+  static func _reefCoerce(_ value: Any) -> Any? {
+    let pairs: [(String, Any)]
+    if let dictionary = value as? [String: Any] {
+      pairs = dictionary.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    } else if let map = value as? MapPairs {
+      pairs = map.anyPairs
+    } else if let converted = value as? [(String, Any)] {
+      pairs = converted
+    } else {
+      return nil
+    }
+    let map = Map()
+    for (key, item) in pairs {
+      guard let value = item as? Value else { return nil }
+      map.storage.append((key, value))
+    }
+    return map
+  }
+}
+
+/// A map's entries with their values as `Any` (whatever its value type).
+protocol MapPairs {
+  var anyPairs: [(String, Any)] { get }
+}
+
+extension Map: MapPairs {
+  var anyPairs: [(String, Any)] { pairs.map { ($0.key, $0.value as Any) } }
 }
 
 /// The key types of a ``Map``: `String`, stored as a field name.

@@ -54,8 +54,8 @@ enum ObjectJSONSchema {
       let target = ObjectSchema.of(property.objectClass!)
       if target.isEmbedded {
         var embedded: Document = depth < 32 ? document(for: target, depth: depth + 1) : ["bsonType": "object"]
-        // A to-one embedded object is optional: nil is stored as null.
-        if property.isOptional && !property.isArray && !property.isSet && !property.isMap {
+        // A to-one embedded object (or a map's) is optional: nil is stored as null.
+        if property.isOptional && !property.isArray && !property.isSet {
           embedded.set(["object", "null"], forKey: "bsonType")
         }
         return embedded

@@ -230,6 +230,25 @@ public final class Property: CustomStringConvertible, @unchecked Sendable {
   /// A managed embedded object (or a list of them) is copied: it keeps its parent.
   func convert(_ value: Any) -> Any {
     guard let objectClass, type == .object else { return value }
+    if isMap {
+      // A map of embedded objects: each dictionary becomes an object, each managed one a copy.
+      guard isEmbedded else { return value }
+      let pairs: [(String, Any)]
+      if let dictionary = value as? [String: Any] {
+        pairs = dictionary.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+      } else if let map = value as? MapPairs {
+        pairs = map.anyPairs
+      } else {
+        return value
+      }
+      return pairs.map { key, item -> (String, Any) in
+        guard item is [String: Any] || item is [Any] || (item as? ObjectBase).map(Property.isEmbeddedAndManaged) == true
+        else { return (key, item) }
+        let object = objectClass.init()
+        ObjectBase.populate(object, from: item)
+        return (key, object)
+      }
+    }
     if isArray || isSet, let array = value as? [Any] ?? Property.elements(of: value) {
       return array.map { element -> Any in
         if let object = element as? ObjectBase, !Property.isEmbeddedAndManaged(object) { return element }

@@ -49,7 +49,8 @@ extension EmbeddedObject: _ReefOptionalWrappable, _ReefCollectionElement {
     }
     let object = reef.construct(Self.self)
     object._managed = ManagedObject(
-      reef: reef, schema: schema, parent: owner, step: PathStep(field: context.field, index: context.index))
+      reef: reef, schema: schema, parent: owner,
+      step: PathStep(field: context.field, index: context.index, key: context.key))
     return unsafeDowncast(object, to: Self.self)
   }
 
@@ -89,7 +90,7 @@ extension EmbeddedObject: _ReefOptionalWrappable, _ReefCollectionElement {
     let written = try write { (fields) throws(ReefError) in
       try ObjectEncoding.append(self, schema: schema, id: nil, to: &fields, context)
     }
-    context.attachments?.items.append((self, context.path))
+    try context.attachments?.add(self, at: context.path)
     return written
   }
 

@@ -34,6 +34,8 @@ public struct _ReadContext {
   let field: String
   /// The element's position, for a list element.
   let index: Int?
+  /// The key, for a map's value.
+  var key: String? = nil
 }
 
 /// What writing a value needs: the `Reef` (links add their targets), the value's path from the
@@ -71,6 +73,12 @@ public struct _WriteContext {
   func at(index: Int) -> _WriteContext {
     guard var step = last else { return self }
     step.index = index
+    return _WriteContext(reef: reef, attachments: attachments, base: base, last: step, policy: policy)
+  }
+  /// The context of the value at `key` of the map at this path.
+  func at(key: String) -> _WriteContext {
+    guard var step = last else { return self }
+    step.key = key
     return _WriteContext(reef: reef, attachments: attachments, base: base, last: step, policy: policy)
   }
   /// The context of a field of the embedded object at this path.

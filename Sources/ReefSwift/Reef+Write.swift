@@ -160,8 +160,8 @@ extension Reef {
   }
 
   /// Deletes a managed object. A top-level object's links from other objects are removed in
-  /// the same transaction (to-one links become nil, lists lose it); its embedded objects go
-  /// with it. An embedded object is removed from its parent.
+  /// the same transaction (to-one links and map values become nil, lists and sets lose it); its
+  /// embedded objects go with it. An embedded object is removed from its parent.
   public func delete(_ object: ObjectBase) {
     requireWriteTransaction()
     guard let managed = object._managed, managed.reef.store === store else {
@@ -177,8 +177,13 @@ extension Reef {
     if let parent = managed.parent {
       // Its document was found, so it has a place.
       guard let step = managed.step else { return }
-      // A list element's token leaves its list; any other embedded object's place moves on.
-      if managed.place == nil { bumpEpoch(managed.epochKey) }
+      // A list element's token leaves its list; a map value's entry moves on, and any other
+      // embedded object's place.
+      if managed.mapKey != nil {
+        bumpEpoch(managed.placeKey)
+      } else if managed.place == nil {
+        bumpEpoch(managed.epochKey)
+      }
       parent.removeChild(step)
       return
     }
@@ -222,8 +227,9 @@ extension Reef {
 }
 
 extension ManagedObject {
-  /// Removes the embedded object at `step`: sets the field to null, or removes the element (whose
-  /// accessors are then invalidated; the others of its list follow their objects).
+  /// Removes the embedded object at `step`: sets the field (or the map's value, whose key stays,
+  /// as Realm does) to null, or removes the element (whose accessors are then invalidated; the
+  /// others of its list follow their objects).
   func removeChild(_ step: PathStep) {
     var document = liveDocument()
     if let index = step.index {
@@ -237,6 +243,13 @@ extension ManagedObject {
       document.set(.array(BSONArray(values)), forKey: step.field)
       store(document)
       reef.changeListPlace(place, to: tokens)
+    } else if let key = step.key {
+      guard let element = document.element(forKey: step.field), element.type == .document,
+        var map = element.document
+      else { return }
+      map.set(.null, forKey: key)
+      document.set(.document(map), forKey: step.field)
+      store(document)
     } else {
       document.set(.null, forKey: step.field)
       store(document)

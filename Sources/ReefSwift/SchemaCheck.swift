@@ -66,8 +66,11 @@ enum SchemaCheck {
         if property.isSet && property.isEmbedded {
           problem(schema, property, "a MutableSet cannot hold embedded objects (\(property.typeDescription))")
         }
-        if property.isMap && property.isEmbedded {
-          problem(schema, property, "a Map of embedded objects is not supported yet (\(property.typeDescription))")
+        if property.isMap && property.isEmbedded && !property.isOptional {
+          problem(
+            schema, property,
+            "a Map of embedded objects holds optionals, as in Realm: Map<String, \(property.objectClassName ?? "")?>, not \(property.typeDescription)"
+          )
         }
       }
       if !schema.isEmbedded, let id = columns["_id"], !id.isPrimary {
