@@ -341,8 +341,9 @@ func storedKeys(_ document: Document?) -> [String] {
     let first = makeEstate(1, [("a", makeBuilding("A"))])
     try reef.write { reef.add(first) }
     let a = try #require(first.sites["a"] ?? nil)
+    let sites: [String: Any] = ["copy": a, "new": ["city": "N"], "none": nil as Building? as Any]
     let created = try reef.write {
-      reef.create(Estate.self, value: ["id": 2, "sites": ["copy": a, "new": ["city": "N"], "none": nil as Building? as Any]])
+      reef.create(Estate.self, value: ["id": 2, "sites": sites])
     }
     #expect(created.sites.keys == ["copy", "new", "none"])
     #expect(created.sites["copy"]??.city == "A" && created.sites["copy"]??.flat?.doorbell?.tone == "ding")

@@ -74,6 +74,22 @@ import Testing
     #expect(stored?["labels"] == .array([.document(["note": .null])]))
   }
 
+  @Test func aDBRefInAMapOfEmbeddedObjectsBecomesNull() throws {
+    let (reef, _) = try openReef()
+    let (cabinet, roper) = (ShelfCabinet(), Landlord(value: ["name": "Roper"]))
+    let (top, bottom) = (ShelfLabel(), ShelfLabel())
+    top.note = .object(roper)
+    bottom.note = .string("keep")
+    cabinet.labels["top"] = top
+    cabinet.labels["bottom"] = bottom
+    try reef.write { reef.add(cabinet) }
+    try reef.write { reef.delete(roper) }
+    #expect(cabinet.labels["top"]??.note == AnyReefValue.none)
+    #expect(cabinet.labels["bottom"]??.note == .string("keep"))
+    let stored = try reef.store.read { try $0.collection("ShelfCabinet").findOne() }
+    #expect(stored?["labels"] == .document(["top": .document(["note": .null]), "bottom": .document(["note": "keep"])]))
+  }
+
   @Test func aDeleteThatIsRolledBackKeepsTheDBRefs() throws {
     let (reef, _) = try openReef()
     let (shelf, roper) = (Shelf(value: ["id": 1]), Landlord(value: ["name": "Roper"]))
@@ -151,6 +167,10 @@ class ShelfLabel: EmbeddedObject {
 
 class ShelfRow: Object {
   @Persisted var labels: List<ShelfLabel>
+}
+
+class ShelfCabinet: Object {
+  @Persisted var labels: Map<String, ShelfLabel?>
 }
 
 private func storedShelf(_ reef: Reef) throws -> Document? {
