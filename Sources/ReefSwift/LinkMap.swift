@@ -2,6 +2,12 @@ import ReefBSON
 import ReefQuery
 import ReefStore
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// Where a type's documents hold links: each path (through embedded objects), whether it holds
 /// several keys, and the linked type. In a path, ``anyKey`` stands for every key of a map (a
 /// map key cannot start with `$`). Stored in the file beside the type's JSON Schema, so that
@@ -149,6 +155,17 @@ enum LinkMap {
     var typeName: String
     var identity: BSON
 
+    /// The bytes of the `$ref` element every DBRef to the target has: type, key, length, name.
+    var referenceBytes: [UInt8] {
+      let name = Array(typeName.utf8)
+      let length = UInt32(name.count + 1)
+      return [0x02] + Array("$ref".utf8) + [0]
+        + [
+          UInt8(truncatingIfNeeded: length), UInt8(truncatingIfNeeded: length >> 8),
+          UInt8(truncatingIfNeeded: length >> 16), UInt8(truncatingIfNeeded: length >> 24),
+        ] + name + [0]
+    }
+
     func isReferenced(by value: BSON) -> Bool {
       guard case .document(let document) = value, case .string(let name)? = document["$ref"], name == typeName,
         let id = document["$id"]
@@ -167,9 +184,13 @@ enum LinkMap {
     to target: DBRefTarget, paths: [String], in collection: TransactionCollection
   ) throws(StoreError) {
     let segments = paths.map { $0.split(separator: ".").map(String.init) }
+    let needle = target.referenceBytes
     var changed: [(id: BSON, document: Document)] = []
     do {
       try collection.forEach { holder in
+        // Most documents hold no DBRef to the target: their bytes lack its `$ref` element, and
+        // they are passed over without being walked.
+        guard holder.withUnsafeBytes({ contains(needle, in: $0) }) else { return true }
         var value = BSON.document(holder)
         var found = false
         for path in segments {
@@ -188,6 +209,22 @@ enum LinkMap {
     }
     // Written once the scan is over: a write transaction's cursors do not survive its writes.
     for (id, document) in changed { try collection.replaceDocument(forID: id, with: document) }
+  }
+
+  /// Whether `needle` occurs in `bytes`.
+  private static func contains(_ needle: [UInt8], in bytes: UnsafeRawBufferPointer) -> Bool {
+    guard let first = needle.first, bytes.count >= needle.count else { return false }
+    var start = 0
+    let last = bytes.count - needle.count
+    while start <= last {
+      guard let base = bytes.baseAddress,
+        let found = memchr(base + start, Int32(first), last - start + 1)
+      else { return false }
+      let offset = base.distance(to: UnsafeRawPointer(found))
+      if needle.withUnsafeBytes({ memcmp(base + offset, $0.baseAddress!, needle.count) }) == 0 { return true }
+      start = offset + 1
+    }
+    return false
   }
 
   /// `value` without the DBRefs to `target` in the `AnyReefValue` at `segments` (through
