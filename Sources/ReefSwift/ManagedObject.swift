@@ -170,7 +170,7 @@ public final class ManagedObject {
   }
 
   /// The document, or a precondition failure in Realm's words when the object is gone.
-  func liveDocument() -> Document {
+  @usableFromInline func liveDocument() -> Document {
     guard let document = currentDocument() else {
       preconditionFailure("Object has been deleted or invalidated (\(schema.className) with _id \(id))")
     }
@@ -179,6 +179,7 @@ public final class ManagedObject {
 
   /// Reads a property, failing with a precondition that names the document when the stored
   /// value does not fit the property.
+  @inlinable
   func read<V: _ReefValue>(_ property: Property, as type: V.Type) -> V {
     let document = liveDocument()
     let element = document.element(forKey: property.columnName)
@@ -189,7 +190,7 @@ public final class ManagedObject {
   }
 
   /// The message for a stored value that does not fit its property.
-  func mismatch(_ property: Property, _ element: Document.Element?) -> String {
+  @usableFromInline func mismatch(_ property: Property, _ element: Document.Element?) -> String {
     let found = element.map { "\($0.type.name) \($0.value)" } ?? "nothing (the field is missing)"
     let place = parent == nil ? "" : " at \(pathDescription)"
     return

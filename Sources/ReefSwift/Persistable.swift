@@ -36,6 +36,13 @@ public struct _ReadContext {
   let index: Int?
   /// The key, for a map's value.
   var key: String? = nil
+
+  @usableFromInline init(owner: ManagedObject?, field: String, index: Int?, key: String? = nil) {
+    self.owner = owner
+    self.field = field
+    self.index = index
+    self.key = key
+  }
 }
 
 /// What writing a value needs: the `Reef` (links add their targets), the value's path from the
@@ -132,6 +139,9 @@ extension _ReefValue {
 }
 
 extension _Persistable {
+  // Inlinable, as `@Persisted`'s accessor that calls it: a property read is specialized for its
+  // type in the model's module (no generic metadata lookup per read).
+  @inlinable
   public static func _reefGet(_ owner: ManagedObject, _ property: Property) -> Self {
     owner.read(property, as: Self.self)
   }
@@ -151,6 +161,7 @@ public protocol _ReefCollectionElement: _ReefValue {}
 
 extension Optional: _ReefValue where Wrapped: _ReefOptionalWrappable {
   public static var _reefKind: _ReefKind { _ReefKind(.optional(Wrapped._reefKind.shape)) }
+  @inlinable
   public static func _reefDecode(_ element: Document.Element?, _ context: _ReadContext) -> Self? {
     guard let element, element.type != .null else { return .some(nil) }
     guard let value = Wrapped._reefDecode(element, context) else {
