@@ -182,9 +182,32 @@ public final class Transaction {
     return handle
   }
 
-  /// Forgets a dropped collection's documents database.
+  /// Forgets a dropped collection's documents database (and its index databases).
   func forgetDocumentsDatabase(_ info: CollectionInfo) {
     if lastDocuments?.collection == info.id { lastDocuments = nil }
+    forgetIndexDatabases(info)
+  }
+
+  /// The index databases of the collection written last in this transaction, by index name, so
+  /// that a loop of inserts finds them without building their names.
+  private var lastIndexes: (collection: Int64, handles: [(name: String, handle: MDB_dbi)])?
+
+  /// The database of a collection's index (``database(_:create:)`` of its `indexName`).
+  func indexDatabase(_ info: CollectionInfo, _ index: IndexSpecification, create: Bool) throws(StoreError) -> MDB_dbi? {
+    if let lastIndexes, lastIndexes.collection == info.id,
+      let found = lastIndexes.handles.first(where: { $0.name == index.name })
+    {
+      return found.handle
+    }
+    guard let handle = try database(info.indexName(index), create: create) else { return nil }
+    if lastIndexes?.collection != info.id { lastIndexes = (info.id, []) }
+    lastIndexes?.handles.append((index.name, handle))
+    return handle
+  }
+
+  /// Forgets a collection's index databases (an index dropped, or the collection).
+  func forgetIndexDatabases(_ info: CollectionInfo) {
+    if lastIndexes?.collection == info.id { lastIndexes = nil }
   }
 
   func requireWritable() throws(StoreError) {

@@ -353,6 +353,7 @@ public struct TransactionCollection {
       let position = info.indexes.firstIndex(where: { $0.name == indexName })
     else { return false }
     let index = info.indexes.remove(at: position)
+    transaction.forgetIndexDatabases(info)
     if let handle = try transaction.database(info.indexName(index), create: false) {
       try lmdb.drop(handle)
       transaction.store.forgetHandle(info.indexName(index), droppedIn: lmdb)
@@ -443,7 +444,7 @@ public struct TransactionCollection {
     }
     var planned: [(database: MDB_dbi, keys: [[UInt8]])] = []
     for index in info.indexes {
-      let indexDB = try transaction.database(info.indexName(index), create: true)!
+      let indexDB = try transaction.indexDatabase(info, index, create: true)!
       var keys: [[UInt8]] = []
       for (values, key) in try index.storedEntries(for: document, primaryKey: primaryKey) {
         if key.count > 511 { throw keyTooLarge(key.count, index: index.name) }
@@ -504,7 +505,7 @@ public struct TransactionCollection {
   /// Removes the index entries of a stored document whose key is `primaryKey`.
   func removeIndexEntries(_ document: Document, primaryKey: [UInt8], info: CollectionInfo) throws(StoreError) {
     for index in info.indexes {
-      guard let indexDB = try transaction.database(info.indexName(index), create: false) else { continue }
+      guard let indexDB = try transaction.indexDatabase(info, index, create: false) else { continue }
       for (_, key) in (try? index.storedEntries(for: document, primaryKey: primaryKey)) ?? [] {
         try lmdb.delete(indexDB, key)
       }
