@@ -123,7 +123,7 @@ extension AnyReefValue: _Persistable, _ReefCollectionElement {
     case .float(let x): return .double(Double(x))
     case .double(let x): return .double(x)
     case .string(let x): return .string(x)
-    case .data(let x): return try x._reefEncode(context)
+    case .data(let x): return x._reefEncode(context)
     case .date(let x): return x._reefEncode(context)
     case .objectId(let x): return .objectId(x)
     case .decimal128(let x): return .decimal128(x)

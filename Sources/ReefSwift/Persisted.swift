@@ -1,3 +1,4 @@
+import Foundation
 import ReefBSON
 
 /// Declares a stored property of an `Object` or `EmbeddedObject`, as in Realm.
@@ -156,7 +157,49 @@ final class TypedCodec<Value: _Persistable>: PropertyCodec {
   override func append(box: AnyObject, _ key: String, to builder: inout DocumentBuilder, _ context: _WriteContext)
     throws(ReefError)
   {
-    try unsafeDowncast(box, to: Box<Value>.self).value._reefAppend(key, to: &builder, context)
+    // The common scalar types call their own `_reefAppend` directly; the others go through
+    // the generic witness (Optional's, which looks up metadata per call).
+    switch scalar {
+    case .string: unsafeDowncast(box, to: Box<String>.self).value._reefAppend(key, to: &builder, context)
+    case .optionalString: Self.appendOptional(unsafeDowncast(box, to: Box<String?>.self).value, key, &builder, context)
+    case .int: try unsafeDowncast(box, to: Box<Int>.self).value._reefAppend(key, to: &builder, context)
+    case .optionalInt: Self.appendOptional(unsafeDowncast(box, to: Box<Int?>.self).value, key, &builder, context)
+    case .double: try unsafeDowncast(box, to: Box<Double>.self).value._reefAppend(key, to: &builder, context)
+    case .optionalDouble:
+      Self.appendOptional(unsafeDowncast(box, to: Box<Double?>.self).value, key, &builder, context)
+    case .bool: try unsafeDowncast(box, to: Box<Bool>.self).value._reefAppend(key, to: &builder, context)
+    case .objectId: try unsafeDowncast(box, to: Box<ObjectId>.self).value._reefAppend(key, to: &builder, context)
+    case .date: try unsafeDowncast(box, to: Box<Date>.self).value._reefAppend(key, to: &builder, context)
+    case .other: try unsafeDowncast(box, to: Box<Value>.self).value._reefAppend(key, to: &builder, context)
+    }
+  }
+
+  /// The scalar types with a direct path in ``append(box:_:to:_:)``.
+  private enum Scalar {
+    case string, optionalString, int, optionalInt, double, optionalDouble, bool, objectId, date, other
+  }
+  /// Decided once per property.
+  private let scalar: Scalar = {
+    switch Value.self {
+    case is String.Type: .string
+    case is String?.Type: .optionalString
+    case is Int.Type: .int
+    case is Int?.Type: .optionalInt
+    case is Double.Type: .double
+    case is Double?.Type: .optionalDouble
+    case is Bool.Type: .bool
+    case is ObjectId.Type: .objectId
+    case is Date.Type: .date
+    default: .other
+    }
+  }()
+
+  private static func appendOptional<Wrapped: _ReefValue>(
+    _ value: Wrapped?, _ key: String, _ builder: inout DocumentBuilder, _ context: _WriteContext
+  ) {
+    guard let value else { return builder.appendNull(key) }
+    // Scalars throw nothing.
+    try? value._reefAppend(key, to: &builder, context)
   }
   override func fits(_ element: Document.Element?, _ context: _ReadContext) -> Bool {
     Value._reefDecode(element, context) != nil

@@ -52,7 +52,7 @@ extension TypedQuery where T: _QueryCollection {
   /// Some element is one of `values` (`"ANY tags IN %@"`); managed objects for a collection
   /// of links.
   public func containsAny<S: Sequence>(in values: S) -> TypedQuery<Bool> where S.Element == T._QueryElement {
-    bool(.match(fieldPath, .in(values.map(Self.encode)), .any))
+    bool(.match(fieldPath, .in(values.map { Self.encode($0) }), .any))
   }
 }
 

@@ -152,7 +152,7 @@ extension TypedQuery where T: _ReefValue {
   public static func != (query: TypedQuery, value: T) -> TypedQuery<Bool> { query.compare(.notEqual, encode(value)) }
   /// One of `values`.
   public func `in`<S: Sequence>(_ values: S) -> TypedQuery<Bool> where S.Element == T {
-    isIn(values.map(Self.encode))
+    isIn(values.map { Self.encode($0) })
   }
 }
 

@@ -179,7 +179,7 @@ class Member: Object {
 @Suite struct MigrationTests {
   @Test func aMigrationBlockRunsOnceWhenTheVersionRises() throws {
     let (reef, path) = try openReef()
-    try reef.store.write { transaction in
+    _ = try reef.store.write { transaction in
       try transaction.collection("Member").insert([
         "_id": .objectId(ObjectId()), "id": .int64(1), "firstName": "Ada", "lastName": "Lovelace",
       ])
