@@ -115,13 +115,15 @@ enum LinkMap {
     return result
   }
 
-  /// Removes the links to a deleted object: a to-one link (or a map's value, whose key stays)
-  /// becomes null, a list or set loses the key, inside embedded objects, lists and maps of them
-  /// too; and the DBRefs to it in `AnyReefValue`s (see ``removeReferences(to:paths:in:)``).
+  /// Removes the links to deleted objects of one type (their identities): a to-one link (or a
+  /// map's value, whose key stays) becomes null, a list or set loses the key, inside embedded
+  /// objects, lists and maps of them too; and the DBRefs to them in `AnyReefValue`s (see
+  /// ``removeReferences(to:paths:in:)``).
   /// - Complexity: a query per path that links to the type; a path through a map reads every
-  ///   document that has the map.
+  ///   document that has the map; the collections with `AnyReefValue`s are read once. Deleting
+  ///   many objects at once (``Reef/delete(_:)-(S)``) does this once for all of them.
   static func removeLinks(
-    to typeName: String, identity: BSON, in transaction: Transaction, registered: [ObjectSchema]
+    to typeName: String, identities: Identities, in transaction: Transaction, registered: [ObjectSchema]
   ) throws(StoreError) {
     let stored = try all(in: transaction, registered: registered)
     for entry in stored.links where entry.target == typeName {
@@ -133,11 +135,12 @@ enum LinkMap {
         let map = segments[..<wildcard].joined(separator: ".")
         holders = try collection.find([map: ["$exists": true]]).toArray()
       } else {
-        holders = try collection.find([entry.path: identity]).toArray()
+        holders = try collection.find([entry.path: identities.filter]).toArray()
       }
       for holder in holders {
         guard
-          case .document(let changed) = removing(identity, segments[...], many: entry.many, from: .document(holder)),
+          case .document(let changed) = removing(
+            identities, segments[...], many: entry.many, from: .document(holder)),
           changed != holder, let id = holder["_id"]
         else { continue }
         try collection.replaceDocument(forID: id, with: changed)
@@ -145,7 +148,7 @@ enum LinkMap {
     }
     for (origin, paths) in stored.mixed.sorted(by: { $0.key < $1.key }) {
       try removeReferences(
-        to: DBRefTarget(typeName: typeName, identity: identity), paths: paths.sorted(),
+        to: DBRefTarget(typeName: typeName, identities: identities), paths: paths.sorted(),
         in: transaction.collection(origin))
     }
   }
@@ -153,7 +156,7 @@ enum LinkMap {
   /// A deleted object, as the DBRefs of `AnyReefValue`s name it: `{"$ref": type, "$id": key}`.
   private struct DBRefTarget {
     var typeName: String
-    var identity: BSON
+    var identities: Identities
 
     /// The bytes of the `$ref` element every DBRef to the target has: type, key, length, name.
     var referenceBytes: [UInt8] {
@@ -170,7 +173,7 @@ enum LinkMap {
       guard case .document(let document) = value, case .string(let name)? = document["$ref"], name == typeName,
         let id = document["$id"]
       else { return false }
-      return compareBSON(id, identity) == 0
+      return identities.contains(id)
     }
   }
 
@@ -299,7 +302,9 @@ enum LinkMap {
     }
   }
 
-  private static func removing(_ identity: BSON, _ segments: ArraySlice<String>, many: Bool, from value: BSON) -> BSON {
+  private static func removing(
+    _ identities: Identities, _ segments: ArraySlice<String>, many: Bool, from value: BSON
+  ) -> BSON {
     switch value {
     case .document(var document):
       if segments.first == anyKey {
@@ -308,9 +313,9 @@ enum LinkMap {
         for element in document {
           let value = element.value
           if segments.count > 1 {
-            pairs.append((element.key, removing(identity, segments.dropFirst(), many: many, from: value)))
+            pairs.append((element.key, removing(identities, segments.dropFirst(), many: many, from: value)))
           } else {
-            pairs.append((element.key, compareBSON(value, identity) == 0 ? .null : value))
+            pairs.append((element.key, identities.contains(value) ? .null : value))
           }
         }
         return .document(Document(pairs))
@@ -319,22 +324,48 @@ enum LinkMap {
       let new: BSON
       if segments.count == 1 {
         if many, case .array(let keys) = inner {
-          new = .array(BSONArray(keys.filter { compareBSON($0, identity) != 0 }))
-        } else if compareBSON(inner, identity) == 0 {
+          new = .array(BSONArray(keys.filter { !identities.contains($0) }))
+        } else if identities.contains(inner) {
           new = .null
         } else {
           return value
         }
       } else {
-        new = removing(identity, segments.dropFirst(), many: many, from: inner)
+        new = removing(identities, segments.dropFirst(), many: many, from: inner)
       }
       document.set(new, forKey: first)
       return .document(document)
     case .array(let elements):
       // A list of embedded objects: each element holds the rest of the path.
-      return .array(BSONArray(elements.map { removing(identity, segments, many: many, from: $0) }))
+      return .array(BSONArray(elements.map { removing(identities, segments, many: many, from: $0) }))
     default:
       return value
     }
+  }
+}
+
+/// The identities (primary keys or `_id`s) of the objects deleted together, compared as MongoDB
+/// compares values (1 and 1.0 are the same key).
+struct Identities {
+  /// Sorted in MongoDB's order when there are many (searched by halves).
+  private let values: [BSON]
+
+  init(_ values: [BSON]) {
+    self.values = values.count > 8 ? values.sorted { compareBSON($0, $1) < 0 } : values
+  }
+
+  /// The filter a query for the holders of links to them uses.
+  var filter: BSON { values.count == 1 ? values[0] : ["$in": .array(BSONArray(values))] }
+
+  func contains(_ value: BSON) -> Bool {
+    guard values.count > 8 else { return values.contains { compareBSON($0, value) == 0 } }
+    var (low, high) = (0, values.count)
+    while low < high {
+      let middle = (low + high) / 2
+      let order = compareBSON(values[middle], value)
+      if order == 0 { return true }
+      if order < 0 { low = middle + 1 } else { high = middle }
+    }
+    return false
   }
 }

@@ -163,20 +163,58 @@ extension Reef {
   /// the same transaction (to-one links and map values become nil, lists and sets lose it); its
   /// embedded objects go with it. An embedded object is removed from its parent.
   public func delete(_ object: ObjectBase) {
+    delete(all: [object])
+  }
+
+  /// Deletes each object of a sequence (see ``delete(_:)``). The links to them are removed
+  /// once for all of them.
+  public func delete<S: Sequence>(_ objects: S) where S.Element: ObjectBase {
+    delete(all: Array(objects))
+  }
+
+  /// Deletes every object of a ``Results``.
+  public func delete<Element: Object>(_ results: Results<Element>) {
+    delete(all: Array(results))
+  }
+
+  /// Deletes objects in order, then removes the links to the top-level ones, type by type.
+  private func delete(all objects: [ObjectBase]) {
     requireWriteTransaction()
+    var deleted: [(type: String, identities: [BSON])] = []
+    for object in objects {
+      guard let (type, identity) = deleteOne(object) else { continue }
+      if let position = deleted.firstIndex(where: { $0.type == type }) {
+        deleted[position].identities.append(identity)
+      } else {
+        deleted.append((type, [identity]))
+      }
+    }
+    for (type, identities) in deleted {
+      do throws(StoreError) {
+        try LinkMap.removeLinks(
+          to: type, identities: Identities(identities), in: try self.transaction(), registered: registeredSchemas)
+      } catch {
+        record(error, type: type)
+      }
+    }
+  }
+
+  /// Deletes one object; for a top-level object, returns its type and identity, whose links
+  /// are still to be removed.
+  private func deleteOne(_ object: ObjectBase) -> (type: String, identity: BSON)? {
     guard let managed = object._managed, managed.reef.store === store else {
       record(
         ReefError(
           .wrongReef, "only managed objects of this Reef can be deleted", type: type(of: object).className()))
-      return
+      return nil
     }
     guard let document = managed.currentDocument() else {
       record(ReefError(.invalidated, "the object has been deleted already", type: managed.schema.className))
-      return
+      return nil
     }
     if let parent = managed.parent {
       // Its document was found, so it has a place.
-      guard let step = managed.step else { return }
+      guard let step = managed.step else { return nil }
       // A list element's token leaves its list; a map value's entry moves on, and any other
       // embedded object's place.
       if managed.mapKey != nil {
@@ -185,29 +223,18 @@ extension Reef {
         bumpEpoch(managed.epochKey)
       }
       parent.removeChild(step)
-      return
+      return nil
     }
+    var deleted: (type: String, identity: BSON)?
     do throws(StoreError) {
-      let transaction = try self.transaction()
-      try transaction.collection(managed.schema.className).deleteDocument(forID: managed.id)
-      try LinkMap.removeLinks(
-        to: managed.schema.className, identity: identity(of: managed.schema, document: document), in: transaction,
-        registered: registeredSchemas)
+      try self.transaction().collection(managed.schema.className).deleteDocument(forID: managed.id)
+      deleted = (managed.schema.className, identity(of: managed.schema, document: document))
     } catch {
       record(error, type: managed.schema.className)
     }
     managed.invalidate()
     noteChange(nil, structural: true)
-  }
-
-  /// Deletes each object of a sequence (see ``delete(_:)``).
-  public func delete<S: Sequence>(_ objects: S) where S.Element: ObjectBase {
-    for object in Array(objects) { delete(object) }
-  }
-
-  /// Deletes every object of a ``Results``.
-  public func delete<Element: Object>(_ results: Results<Element>) {
-    for object in Array(results) { delete(object) }
+    return deleted
   }
 
   /// Deletes every object of every type this file holds.

@@ -90,6 +90,32 @@ import Testing
     #expect(stored?["labels"] == .document(["top": .document(["note": .null]), "bottom": .document(["note": "keep"])]))
   }
 
+  @Test func deletingManyObjectsAtOnceRemovesEveryLinkToThem() throws {
+    let (reef, _) = try openReef()
+    // More than eight, so that the identities are searched by halves; 7 and 12 stay.
+    let landlords = (0..<20).map { Landlord(value: ["name": "L\($0)"]) }
+    let shelf = Shelf(value: ["id": 1])
+    let tenants = landlords.indices.map { Tenant(value: ["id": $0, "landlord": landlords[$0]]) }
+    let kept = [7, 12]
+    try reef.write {
+      reef.add(tenants)
+      reef.add(shelf)
+      shelf.items.append(objectsIn: landlords.map { .object($0) })
+      shelf.byName["first"] = .object(landlords[0])
+      shelf.byName["kept"] = .object(landlords[7])
+      shelf.item = .object(landlords[19])
+    }
+    try reef.write {
+      reef.delete(reef.objects(Landlord.self).filter("NOT name IN %@", kept.map { "L\($0)" }))
+    }
+    #expect(reef.objects(Landlord.self).map(\.name).sorted() == ["L12", "L7"])
+    #expect(shelf.items.map { $0.object(Landlord.self)?.name } == ["L7", "L12"])
+    #expect(shelf.byName["first"] == AnyReefValue.none)
+    #expect(shelf.byName["kept"]?.object(Landlord.self)?.name == "L7")
+    #expect(shelf.item == AnyReefValue.none)
+    #expect(tenants.map { $0.landlord?.name } == landlords.indices.map { kept.contains($0) ? "L\($0)" : nil })
+  }
+
   @Test func aDeleteThatIsRolledBackKeepsTheDBRefs() throws {
     let (reef, _) = try openReef()
     let (shelf, roper) = (Shelf(value: ["id": 1]), Landlord(value: ["name": "Roper"]))

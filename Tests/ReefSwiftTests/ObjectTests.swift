@@ -15,7 +15,7 @@ func openReef(_ name: String = "test", types: [ObjectBase.Type]? = nil) throws -
 
 @Suite struct ObjectTests {
   @Test func anAddedContactIsStoredAsOneDocumentWithItsAddressInline() throws {
-    let (reef, path) = try openReef()
+    let (reef, _) = try openReef()
     let address = Address()
     address.street = "123 Fake St."
     address.city = "Springfield"
@@ -123,7 +123,7 @@ func openReef(_ name: String = "test", types: [ObjectBase.Type]? = nil) throws -
   }
 
   @Test func businessAddressesAreAnInlineArray() throws {
-    let (reef, path) = try openReef()
+    let (reef, _) = try openReef()
     let addresses = (1...3).map { n -> Address in
       let address = Address()
       address.city = "City \(n)"
@@ -150,7 +150,7 @@ func openReef(_ name: String = "test", types: [ObjectBase.Type]? = nil) throws -
   }
 
   @Test func linksStoreThePrimaryKeyAndDeletingTheTargetRemovesThem() throws {
-    let (reef, path) = try openReef()
+    let (reef, _) = try openReef()
     let person = Person()
     person.id = 7
     person.name = "Ann"
@@ -190,7 +190,7 @@ func openReef(_ name: String = "test", types: [ObjectBase.Type]? = nil) throws -
   }
 
   @Test func everyTypeRoundTrips() throws {
-    let (reef, path) = try openReef()
+    let (reef, _) = try openReef()
     let object = Everything()
     object.key = "k"
     object.bool = true
@@ -233,7 +233,7 @@ func openReef(_ name: String = "test", types: [ObjectBase.Type]? = nil) throws -
   }
 
   @Test func propertiesMappingStoresTheIdAsUnderscoreID() throws {
-    let (reef, path) = try openReef()
+    let (reef, _) = try openReef()
     let object = Mapped()
     object.id = 42
     object.title = "answer"
