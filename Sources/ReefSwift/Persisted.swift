@@ -194,6 +194,8 @@ final class TypedCodec<Value: _Persistable>: PropertyCodec {
     }
   }()
 
+  // Inlined, so that each call is specialized for its type.
+  @inline(__always)
   private static func appendOptional<Wrapped: _ReefValue>(
     _ value: Wrapped?, _ key: String, _ builder: inout DocumentBuilder, _ context: _WriteContext
   ) {
