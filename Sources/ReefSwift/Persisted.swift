@@ -170,13 +170,22 @@ final class TypedCodec<Value: _Persistable>: PropertyCodec {
     case .bool: try unsafeDowncast(box, to: Box<Bool>.self).value._reefAppend(key, to: &builder, context)
     case .objectId: try unsafeDowncast(box, to: Box<ObjectId>.self).value._reefAppend(key, to: &builder, context)
     case .date: try unsafeDowncast(box, to: Box<Date>.self).value._reefAppend(key, to: &builder, context)
+    case .optionalEmbedded:
+      // A `Box<Address?>` read as a `Box<EmbeddedObject?>`: the same layout (one optional
+      // reference), and the object's own class encodes it.
+      let pointer = Unmanaged.passUnretained(box).toOpaque()
+      guard let object = Unmanaged<Box<EmbeddedObject?>>.fromOpaque(pointer).takeUnretainedValue().value else {
+        return builder.appendNull(key)
+      }
+      try object._reefAppend(key, to: &builder, context)
     case .other: try unsafeDowncast(box, to: Box<Value>.self).value._reefAppend(key, to: &builder, context)
     }
   }
 
   /// The scalar types with a direct path in ``append(box:_:to:_:)``.
   private enum Scalar {
-    case string, optionalString, int, optionalInt, double, optionalDouble, bool, objectId, date, other
+    case string, optionalString, int, optionalInt, double, optionalDouble, bool, objectId, date, optionalEmbedded
+    case other
   }
   /// Decided once per property.
   private let scalar: Scalar = {
@@ -190,6 +199,8 @@ final class TypedCodec<Value: _Persistable>: PropertyCodec {
     case is Bool.Type: .bool
     case is ObjectId.Type: .objectId
     case is Date.Type: .date
+    // Not `is EmbeddedObject?.Type`, which a non-optional class would pass as well.
+    case let type as any _ReefOptionalEmbedded.Type where type.isOptionalEmbedded: .optionalEmbedded
     default: .other
     }
   }()
@@ -234,4 +245,12 @@ final class TypedCodec<Value: _Persistable>: PropertyCodec {
 /// `Int8` property, a dictionary for an embedded object).
 protocol _ReefCoercible {
   static func _reefCoerce(_ value: Any) -> Any?
+}
+
+/// `Optional` of an embedded object's class, for ``TypedCodec``'s direct path.
+protocol _ReefOptionalEmbedded {
+  static var isOptionalEmbedded: Bool { get }
+}
+extension Optional: _ReefOptionalEmbedded where Wrapped: EmbeddedObject {
+  static var isOptionalEmbedded: Bool { true }
 }
