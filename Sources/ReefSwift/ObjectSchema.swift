@@ -16,6 +16,8 @@ public final class ObjectSchema: CustomStringConvertible, @unchecked Sendable {
 
   let byOrdinal: [Property]
   let byName: [String: Property]
+  /// The properties stored in the document (all but `LinkingObjects`), in declaration order.
+  let storedProperties: [Property]
   /// Collection properties declared without `@Persisted` (`let dogs = List<Dog>()`, the older
   /// API's form): they would store nothing, so the schema check refuses them.
   let undeclaredCollections: [String]
@@ -52,6 +54,7 @@ public final class ObjectSchema: CustomStringConvertible, @unchecked Sendable {
       mirror = current.superclassMirror
     }
     properties = found
+    storedProperties = found.filter { $0.shape.isStored }
     undeclaredCollections = undeclared
     primaryKeyProperty = found.first { $0.isPrimary }
     var byOrdinal = found
@@ -78,9 +81,6 @@ public final class ObjectSchema: CustomStringConvertible, @unchecked Sendable {
 
   /// Whether the primary key is stored as `_id` (then the identity is the primary key).
   var primaryKeyIsID: Bool { primaryKeyProperty?.columnName == "_id" }
-
-  /// The stored properties (all but `LinkingObjects`).
-  var storedProperties: [Property] { properties.filter { $0.shape.isStored } }
 
   public var description: String {
     var lines = ["\(className) {"]

@@ -131,12 +131,13 @@ enum ObjectEncoding {
   ) throws(ReefError) {
     precondition(object._managed == nil, "only unmanaged objects are encoded")
     if let id { builder.append("_id", id) }
-    for property in schema.properties where property.shape.isStored {
+    let values = object._values
+    for property in schema.storedProperties {
       if id != nil && property.columnName == "_id" { continue }
       // Only embedded objects need their path (they become managed there): other values are
       // encoded without making one.
       try property.codec.append(
-        box: object._values[property.ordinal], property.columnName, to: &builder,
+        box: values[property.ordinal], property.columnName, to: &builder,
         property.isEmbedded ? context.appending(property.columnName) : context)
     }
   }
