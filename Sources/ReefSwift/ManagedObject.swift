@@ -36,10 +36,25 @@ public final class ManagedObject {
   /// The epoch of this embedded object's place when it was made: overwriting the place (or, for
   /// a list element, the whole list) moves the epoch on, which invalidates this state.
   let epoch: Int
-  let epochKey: EpochKey
+  /// Names this object's place (see ``EpochKey``); made when first needed.
+  var epochKey: EpochKey {
+    if let lazyEpochKey { return lazyEpochKey }
+    let key = parent.map { $0.placeKey.child(field) } ?? EpochKey(type: schema.className, id: id, path: "")
+    lazyEpochKey = key
+    return key
+  }
+  private var lazyEpochKey: EpochKey?
   /// Names this object for the places of its own embedded objects: ``epochKey``, and for a list
-  /// element its token too (so that its places move with it).
-  let placeKey: EpochKey
+  /// element its token too (so that its places move with it), for a map's value its key; made
+  /// when first needed.
+  var placeKey: EpochKey {
+    if let lazyPlaceKey { return lazyPlaceKey }
+    let key =
+      if let mapKey { epochKey.entry(mapKey) } else if place != nil { epochKey.element(token) } else { epochKey }
+    lazyPlaceKey = key
+    return key
+  }
+  private var lazyPlaceKey: EpochKey?
   private var document: Document?
   private var version = -1
   /// Live collection accessors handed out, by property ordinal: held weakly, since each holds
@@ -70,8 +85,6 @@ public final class ManagedObject {
     self.id = id
     self.document = document
     self.version = document == nil ? -1 : reef.version
-    epochKey = EpochKey(type: schema.className, id: id, path: "")
-    placeKey = epochKey
     epoch = 0
   }
 
@@ -85,24 +98,26 @@ public final class ManagedObject {
     self.parent = parent
     field = step.field
     self.id = parent.id
-    epochKey = parent.placeKey.child(step.field)
-    epoch = reef.epoch(epochKey)
+    // The key is made here only when something needs it now: while no place has been
+    // overwritten, every epoch is 0 (most objects read never need their key).
+    let needsKey = step.key != nil || (step.index != nil && knownPlace == nil) || reef.hasEpochs
+    let epochKey = needsKey ? parent.placeKey.child(step.field) : nil
+    lazyEpochKey = epochKey
+    epoch = epochKey.map { reef.epoch($0) } ?? 0
     mapKey = step.key
-    if let key = step.key {
+    if let key = step.key, let epochKey {
       place = nil
       token = 0
-      placeKey = epochKey.entry(key)
+      let placeKey = epochKey.entry(key)
+      lazyPlaceKey = placeKey
       entryEpoch = reef.epoch(placeKey)
-    } else if let index = step.index {
-      let place = knownPlace ?? reef.listPlace(epochKey)
+    } else if let index = step.index, let place = knownPlace ?? epochKey.map({ reef.listPlace($0) }) {
       token = place.token(at: index, fresh: reef.freshListToken)
       self.place = place
-      placeKey = epochKey.element(token)
       entryEpoch = 0
     } else {
       place = nil
       token = 0
-      placeKey = epochKey
       entryEpoch = 0
     }
   }
@@ -133,7 +148,7 @@ public final class ManagedObject {
     if version == reef.version, let document { return document }
     let fresh: Document?
     if let parent {
-      if reef.epoch(epochKey) != epoch || (mapKey != nil && reef.epoch(placeKey) != entryEpoch) {
+      if (reef.hasEpochs ? reef.epoch(epochKey) : 0) != epoch || (mapKey != nil && reef.epoch(placeKey) != entryEpoch) {
         fresh = nil
       } else if let step, let parentDocument = parent.currentDocument(),
         let element = parentDocument.element(forKey: step.field)

@@ -244,6 +244,8 @@ public final class Reef {
   // MARK: Epochs of embedded places
 
   func epoch(_ key: EpochKey) -> Int { epochs.isEmpty ? 0 : epochs[key] ?? 0 }
+  /// Whether any place has an epoch (while none has, every epoch is 0).
+  var hasEpochs: Bool { !epochs.isEmpty }
   func bumpEpoch(_ key: EpochKey) {
     lastEpoch += 1
     epochs[key] = lastEpoch
