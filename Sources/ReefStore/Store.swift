@@ -134,7 +134,12 @@ public final class Store: @unchecked Sendable {
   let writeWatch: WriteWaitWatch?
 
   /// Opens the store at `path`, creating it unless read-only.
+  ///
+  /// - Throws: ``StoreError/Kind/open`` when the file is open in this process already (by this
+  ///   path or another): share that `Store` instead.
   public init(path: String, options: StoreOptions = StoreOptions()) throws(StoreError) {
+    try OpenFiles.beginOpening(path)
+    defer { OpenFiles.endOpening() }
     self.path = path
     self.options = options
     writeWatch = options.onWait.map { WriteWaitWatch(delay: options.writerWaitDelay, hook: $0) }
@@ -165,6 +170,7 @@ public final class Store: @unchecked Sendable {
       throw StoreError(.open, "cannot open the store \(path): \(String(cString: mdb_strerror(code)))")
     }
     environmentOpened = true
+    openFile = OpenFiles.register(self, path: path)
     if let log {
       log.record.nameOf = { [unowned self] database in self.name(of: database) }
       try log.opened(environment: self.environment)
@@ -192,7 +198,11 @@ public final class Store: @unchecked Sendable {
     idleReaders = []
     if environmentOpened { log?.close(environment: environment) }
     mdb_env_close(environment)
+    if let openFile { OpenFiles.unregister(openFile) }
   }
+
+  /// This store's file in the table of files open in this process.
+  private var openFile: OpenFiles.FileID?
 
   /// The commit log (`path-log`); nil for a read-only store that has none.
   let log: CommitLog?

@@ -83,7 +83,8 @@ enum StoreTable {
   static func store(path: String, readOnly: Bool, durability: Durability) throws(ReefError) -> Store {
     do {
       return try lock.withLock {
-        if let store = stores[path]?.store { return store }
+        // By path, then by file: another path to an open file shares its store.
+        if let store = stores[path]?.store ?? Store.openStore(at: path) { return store }
         var options = StoreOptions()
         // The map is address space, not disk: the file grows with what is written. A larger
         // first map lets one write transaction change much of a file (each changed page is

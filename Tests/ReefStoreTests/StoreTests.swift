@@ -147,9 +147,12 @@ func document(_ json: String) throws -> Document { try Document(extendedJSON: js
   }
 
   @Test func readOnlyStoresRefuseWrites() throws {
-    let temporary = try TemporaryStore()
-    try temporary.store.collection("x").insert(document(#"{"_id": 1}"#))
-    let readOnly = try Store(path: temporary.path, options: StoreOptions(readOnly: true))
+    let directory = makeTemporaryDirectory("reef-store-tests")
+    defer { removeTree(directory) }
+    let path = directory + "/test.reef"
+    // Closed before the read-only store opens the file (one store per file in a process).
+    do { try Store(path: path).collection("x").insert(document(#"{"_id": 1}"#)) }
+    let readOnly = try Store(path: path, options: StoreOptions(readOnly: true))
     #expect(try readOnly.collection("x").count() == 1)
     do {
       try readOnly.collection("x").insert(document(#"{"_id": 2}"#))
@@ -203,10 +206,15 @@ func document(_ json: String) throws -> Document { try Document(extendedJSON: js
   }
 
   @Test func dataSurvivesReopening() throws {
-    let temporary = try TemporaryStore()
-    try temporary.store.collection("kept").insert(document(#"{"_id": 1, "v": "x"}"#))
-    try temporary.store.collection("kept").createIndex(document(#"{"v": 1}"#))
-    let reopened = try Store(path: temporary.path)
+    let directory = makeTemporaryDirectory("reef-store-tests")
+    defer { removeTree(directory) }
+    let path = directory + "/test.reef"
+    do {
+      let store = try Store(path: path)
+      try store.collection("kept").insert(document(#"{"_id": 1, "v": "x"}"#))
+      try store.collection("kept").createIndex(document(#"{"v": 1}"#))
+    }
+    let reopened = try Store(path: path)
     #expect(try reopened.collection("kept").find(document(#"{"v": "x"}"#)).toArray().count == 1)
     #expect(try reopened.collection("kept").listIndexes().count == 2)
   }

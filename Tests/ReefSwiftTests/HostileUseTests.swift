@@ -26,6 +26,21 @@ class MaybeKeyed: Object {
     #expect(throws: ReefError.self) { try second.write { second.delete(tenant) } }
   }
 
+  @Test func aFileOpenedByAnotherPathSharesItsStoreAndASecondStoreIsAnError() throws {
+    let (first, path) = try openReef("shared")
+    let directory = (path as NSString).deletingLastPathComponent
+    var configuration = Reef.Configuration(fileURL: URL(fileURLWithPath: directory + "/./shared.reef"))
+    configuration.objectTypes = nil
+    let second = try Reef(configuration: configuration)
+    #expect(second.store === first.store)
+    try first.write { first.add(makeTenant(1)) }
+    second.refresh()
+    #expect(second.objects(Tenant.self).count == 1)
+    // Opening the file's store beside the Reef's (which LMDB does not allow) is an error, not
+    // a crash.
+    #expect(throws: StoreError.self) { try Store(path: path) }
+  }
+
   @Test func addingTheSameObjectTwiceAddsItOnce() throws {
     let (reef, _) = try openReef()
     let tenant = makeTenant(1)
