@@ -106,7 +106,7 @@ print(sorted)  // [{"name":"Cy"}, {"name":"Ann"}]
 
 // A predicate may carry its own SORT, DISTINCT and LIMIT.
 let tagged = try Query(predicate: "tags.@count > 0 SORT(name DESC)")
-print(tagged.find(in: people).first?["name"] ?? .null)  // string("Ann"): Cy's list is empty
+print(try tagged.find(in: people).first?["name"] ?? .null)  // string("Ann"): Cy's list is empty
 
 // Mistakes are errors that say where, with a kind to switch on.
 do {
