@@ -116,6 +116,16 @@ do {
   print(error.kind)  // syntax
 }
 
+// Regular expressions are PCRE2's, as MongoDB's; one that backtracks exponentially on a string
+// ends the find with an error in milliseconds instead of running for hours.
+let hostile = try Query(filter: Document(extendedJSON: #"{"s": {"$regex": "^(a|aa)+b$"}}"#))
+let almost: Document = ["s": .string(String(repeating: "a", count: 40) + "ba")]
+do {
+  _ = try hostile.find(in: [almost])
+} catch {
+  print(error.kind)  // regexLimit: "regular expression /^(a|aa)+b$/ went past its match limit …"
+}
+
 // MARK: A store: collections on LMDB, with indexes and transactions
 
 let storePath = "/tmp/reef-tour.reef"
