@@ -153,6 +153,11 @@ struct StringPattern: @unchecked Sendable {
 }
 
 /// Glob matching for LIKE: `*` is any run of characters, `?` exactly one.
+///
+/// Not a regular expression on purpose: this matcher backtracks only to the last `*`, so its cost
+/// is at most the string's length times the pattern's, whatever the pattern. Translated to PCRE2
+/// (`^.*a.*a.*b\z`), a pattern with many stars backtracks polynomially in their number and would
+/// end a query with a match-limit error where this answers at once.
 private func like(_ text: ArraySlice<Unicode.Scalar>, _ pattern: ArraySlice<Unicode.Scalar>) -> Bool {
   var textIndex = text.startIndex
   var patternIndex = pattern.startIndex

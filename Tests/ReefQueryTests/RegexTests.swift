@@ -175,6 +175,17 @@ import Testing
     }
   }
 
+  /// Realm's LIKE is a glob, not a regex: many stars on a long string that almost matches cost at
+  /// most the string's length times the pattern's, and never a limit error.
+  @Test func aLikePatternWithManyStarsAnswersAtOnce() throws {
+    let query = try Query(predicate: "s LIKE '*a*a*a*a*a*a*a*a*a*a*a*a*b'")
+    var found: [Document] = []
+    let elapsed = try seconds { found = try query.find(in: [document(String(repeating: "a", count: 20_000))]) }
+    #expect(found.isEmpty)
+    #expect(elapsed < 5, "LIKE took \(elapsed) s")
+    #expect(try query.find(in: [document(String(repeating: "a", count: 12) + "b")]).count == 1)
+  }
+
   @Test func oneQueryMatchesOnManyThreadsAtOnce() async throws {
     let query = try filter(#"{"s": {"$regex": "^x+y$", "$options": "i"}}"#)
     let strings = (0..<200).map { String(repeating: "x", count: $0) + ($0 % 2 == 0 ? "Y" : "z") }
