@@ -15,15 +15,19 @@ enum RegexLimits {
   static let patternBytes = 32_764
   /// The deepest nesting of groups (PCRE2's default, which MongoDB keeps).
   static let nesting = 250
-  /// PCRE2's match limit: how many times its matcher may start a backtracking point for one
-  /// string. A pattern that needs more on a string of 16 MiB has nested repetitions.
-  static let matchSteps: UInt32 = 1_000_000
-  /// PCRE2's depth limit (the interpreter's nested backtracking points).
-  static let depth: UInt32 = 100_000
+  /// PCRE2's match limit for a string of `length` bytes: how many backtracking points its matcher
+  /// may start, 1,000,000 or 8 per byte of a longer string. A pattern that backtracks
+  /// exponentially reaches it within milliseconds (with the JIT) on a short string; a pattern that
+  /// scans a string of megabytes once (`^a.*b.*c`) needs a few steps per byte, and has them.
+  static func matchSteps(forLength length: Int) -> UInt32 {
+    UInt32(clamping: max(1_000_000, length.multipliedReportingOverflow(by: 8).partialValue))
+  }
+  /// PCRE2's depth limit: the interpreter's nested backtracking points (the JIT has its stack).
+  static let depth: UInt32 = 1_000_000
   /// PCRE2's heap limit for the interpreter's backtracking frames, in KiB.
   static let heapKiB: UInt32 = 65_536
-  /// The largest stack the JIT-compiled code may use, per thread.
-  static let jitStackBytes = 1 << 20
+  /// The largest stack the JIT-compiled code may use, per thread (reserved, used as needed).
+  static let jitStackBytes = 8 << 20
   /// Whether PCRE2 compiles patterns to machine code here.
   static let jit = reef_pcre2_jit_available() != 0
 
@@ -101,7 +105,6 @@ final class RegexScratch {
     else { fatalError("out of memory for PCRE2's match data") }
     self.matchData = matchData
     self.matchContext = matchContext
-    pcre2_set_match_limit_8(matchContext, RegexLimits.matchSteps)
     pcre2_set_depth_limit_8(matchContext, RegexLimits.depth)
     pcre2_set_heap_limit_8(matchContext, RegexLimits.heapKiB)
     jitStack = RegexLimits.jit ? pcre2_jit_stack_create_8(32 * 1024, RegexLimits.jitStackBytes, nil) : nil

@@ -75,6 +75,7 @@ final class RegexTest: @unchecked Sendable {
   /// goes). Past a limit, records the error in this thread's scratch and returns false.
   func matches(_ subject: UnsafeRawBufferPointer) -> Bool {
     let scratch = RegexScratch.current
+    pcre2_set_match_limit_8(scratch.matchContext, RegexLimits.matchSteps(forLength: subject.count))
     // An empty buffer may have no base address; PCRE2 needs a pointer even for 0 bytes.
     let start = subject.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? RegexScratch.empty
     let result = pcre2_match_8(code, start, subject.count, 0, 0, scratch.matchData, scratch.matchContext)
@@ -89,7 +90,8 @@ final class RegexTest: @unchecked Sendable {
   func limitError(_ result: Int32, subjectLength: Int) -> QueryError {
     let limit: String
     switch result {
-    case PCRE2_ERROR_MATCHLIMIT: limit = "its match limit (\(RegexLimits.matchSteps) backtracking steps)"
+    case PCRE2_ERROR_MATCHLIMIT:
+      limit = "its match limit (\(RegexLimits.matchSteps(forLength: subjectLength)) backtracking steps)"
     case PCRE2_ERROR_DEPTHLIMIT: limit = "its depth limit (\(RegexLimits.depth) nested backtracking points)"
     case PCRE2_ERROR_HEAPLIMIT: limit = "its memory limit (\(RegexLimits.heapKiB) KiB)"
     case PCRE2_ERROR_JIT_STACKLIMIT: limit = "its stack limit (\(RegexLimits.jitStackBytes) bytes)"

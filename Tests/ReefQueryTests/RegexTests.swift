@@ -83,6 +83,15 @@ import Testing
     expectLimitError(query, [document(String(repeating: "a", count: 30) + "cb")], pattern: "(a+)+b")
   }
 
+  /// A pattern that scans a long string once, backtracking a few steps per byte, is no hostile
+  /// pattern: the match limit grows with the string (8 steps per byte past a million).
+  @Test func aLinearPatternOnAStringOfMegabytesIsNoError() throws {
+    let query = try filter(#"{"s": {"$regex": "^a.*b.*c"}}"#)
+    let run = String(repeating: "a", count: 2_000_000)
+    #expect(try !query.evaluate(document(run + "b")))
+    #expect(try query.evaluate(document(run + "bc")))
+  }
+
   @Test func evaluateThrowsWhereMatchesSaysNoMatch() throws {
     let query = try filter(#"{"s": {"$regex": "(a+)+b"}}"#)
     let hostile = document(String(repeating: "a", count: 30) + "cb")
