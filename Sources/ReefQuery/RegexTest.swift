@@ -76,7 +76,9 @@ final class RegexTest: @unchecked Sendable {
   func matches(_ subject: UnsafeRawBufferPointer) -> Bool {
     let scratch = RegexScratch.current
     pcre2_set_match_limit_8(scratch.matchContext, RegexLimits.matchSteps(forLength: subject.count))
-    // An empty buffer may have no base address; PCRE2 needs a pointer even for 0 bytes.
+    // An empty buffer may have no base address; PCRE2 needs a pointer even for 0 bytes. Safe: the
+    // bytes are only read, as bytes, for the duration of the call, and PCRE2 reads no further than
+    // `subject.count` (it is given the length, never looks for a terminator).
     let start = subject.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? RegexScratch.empty
     let result = pcre2_match_8(code, start, subject.count, 0, 0, scratch.matchData, scratch.matchContext)
     if result >= 0 { return true }  // 0: a match, with more captures than the match data holds
