@@ -5,7 +5,7 @@ SWIFT ?= swift
 SHARED ?= $(abspath ../shared)
 export BSON_CORPUS_DIR ?= $(SHARED)/bson-corpus
 export REEF_SHARED_DIR ?= $(SHARED)
-APT_PACKAGES := libbson-dev liblmdb-dev zlib1g-dev pkg-config
+APT_PACKAGES := libbson-dev liblmdb-dev libpcre2-dev zlib1g-dev pkg-config
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps build test sanitize demo bench lint clean

@@ -106,7 +106,7 @@ print(sorted)  // [{"name":"Cy"}, {"name":"Ann"}]
 
 // A predicate may carry its own SORT, DISTINCT and LIMIT.
 let tagged = try Query(predicate: "tags.@count > 0 SORT(name DESC)")
-print(tagged.find(in: people).first?["name"] ?? .null)  // string("Ann"): Cy's list is empty
+print(try tagged.find(in: people).first?["name"] ?? .null)  // string("Ann"): Cy's list is empty
 
 // Mistakes are errors that say where, with a kind to switch on.
 do {
@@ -114,6 +114,16 @@ do {
 } catch {
   print(error)  // expected a value after '==' but found end of predicate (at column 9)
   print(error.kind)  // syntax
+}
+
+// Regular expressions are PCRE2's, as MongoDB's; one that backtracks exponentially on a string
+// ends the find with an error in milliseconds instead of running for hours.
+let hostile = try Query(filter: Document(extendedJSON: #"{"s": {"$regex": "^(a|aa)+b$"}}"#))
+let almost: Document = ["s": .string(String(repeating: "a", count: 40) + "ba")]
+do {
+  _ = try hostile.find(in: [almost])
+} catch {
+  print(error.kind)  // regexLimit: "regular expression /^(a|aa)+b$/ went past its match limit …"
 }
 
 // MARK: A store: collections on LMDB, with indexes and transactions

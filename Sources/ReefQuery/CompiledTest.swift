@@ -105,45 +105,6 @@ indirect enum CompiledTest: @unchecked Sendable {
   }
 }
 
-/// A compiled regular expression: matches strings and symbols, and equals the same regex value.
-@usableFromInline
-final class RegexTest: @unchecked Sendable {
-  let regex: Regex<AnyRegexOutput>
-  let literal: Literal
-
-  /// Options MongoDB accepts: i, m, s, x and u (always on).
-  static let validOptions: Set<Character> = ["i", "m", "s", "x", "u"]
-
-  init(pattern: String, options: String) throws(QueryError) {
-    for option in options where !RegexTest.validOptions.contains(option) {
-      throw QueryError(.regex, "invalid regular expression option '\(option)': expected some of i, m, s, x, u")
-    }
-    let prefix = options.contains("x") ? "(?x)" : ""
-    do {
-      var regex = try Regex(prefix + pattern).matchingSemantics(.unicodeScalar)
-      if options.contains("i") { regex = regex.ignoresCase() }
-      if options.contains("s") { regex = regex.dotMatchesNewlines() }
-      regex = regex.anchorsMatchLineEndings(options.contains("m"))
-      self.regex = regex
-    } catch {
-      throw QueryError(.regex, "invalid regular expression /\(pattern)/: \(error)")
-    }
-    literal = Literal(.regex(BSONRegularExpression(pattern: pattern, options: String(options.sorted()))))
-  }
-
-  @usableFromInline func test(_ value: RawValue) -> Bool {
-    switch value.type {
-    case 0x02, 0x0E:
-      let string = String(decoding: value.stringBytes, as: UTF8.self)
-      return (try? regex.firstMatch(in: string)) != nil
-    case 0x0B:
-      return compareValues(value, literal.value) == 0
-    default:
-      return false
-    }
-  }
-}
-
 /// Realm's string operators with their `[c]`/`[d]` options.
 @usableFromInline
 struct StringPattern: @unchecked Sendable {
@@ -192,6 +153,11 @@ struct StringPattern: @unchecked Sendable {
 }
 
 /// Glob matching for LIKE: `*` is any run of characters, `?` exactly one.
+///
+/// Not a regular expression on purpose: this matcher backtracks only to the last `*`, so its cost
+/// is at most the string's length times the pattern's, whatever the pattern. Translated to PCRE2
+/// (`^.*a.*a.*b\z`), a pattern with many stars backtracks polynomially in their number and would
+/// end a query with a match-limit error where this answers at once.
 private func like(_ text: ArraySlice<Unicode.Scalar>, _ pattern: ArraySlice<Unicode.Scalar>) -> Bool {
   var textIndex = text.startIndex
   var patternIndex = pattern.startIndex

@@ -50,11 +50,15 @@ extension Query {
   /// needs, without a sort. A sort with a limit keeps only skip + limit documents (a top-k); one
   /// without a limit sorts in memory (`options.sortMemory` does not apply: the results are
   /// returned in memory anyway). To read a large input in bounded memory, use ``FindStream``.
+  /// - Throws: ``QueryError`` of kind ``QueryError/Kind/regexLimit`` when a regular expression
+  ///   goes past its limits on a document's string.
   /// - Complexity: O(*n*) in the source's documents, plus O(*m* log *k*) for a sort of *m*
   ///   matches keeping *k*.
-  public func find(in source: some Sequence<Document>, options: FindOptions = FindOptions()) -> [Document] {
+  public func find(in source: some Sequence<Document>, options: FindOptions = FindOptions()) throws(QueryError)
+    -> [Document]
+  {
     var stream = FindStream(IteratorSource(source.makeIterator()), query: self, options: options.inMemory)
-    return Query.collect(&stream)
+    return try Query.collect(&stream)
   }
 
   /// How many matches, in input order, decide the result of a find: nil when all of them may
@@ -75,15 +79,21 @@ extension Query {
   public func arrange(_ matches: [Document], options: FindOptions = FindOptions()) -> [Document] {
     var stream = FindStream(
       IteratorSource(matches.makeIterator()), query: self, options: options.inMemory, sourceMatches: true)
-    return Query.collect(&stream)
+    do {
+      return try Query.collect(&stream)
+    } catch {
+      preconditionFailure("arranging documents that already match tests none of them: \(error)")
+    }
   }
 
   /// The results of a stream over documents in memory, whose sorts hold everything in memory:
-  /// nothing in it can throw.
-  static func collect<Base>(_ stream: inout FindStream<IteratorSource<Base>>) -> [Document] {
+  /// only a regular expression's limit can end it with an error.
+  static func collect<Base>(_ stream: inout FindStream<IteratorSource<Base>>) throws(QueryError) -> [Document] {
     var results: [Document] = []
     do {
       while let document = try stream.next() { results.append(document) }
+    } catch let error as QueryError {
+      throw error
     } catch {
       preconditionFailure("a find over documents in memory, sorted in memory, cannot fail: \(error)")
     }

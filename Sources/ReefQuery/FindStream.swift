@@ -219,7 +219,7 @@ public struct FindStream<Source: DocumentSource> {
 
   private mutating func nextMatch() throws -> Document? {
     while let document = try source.next() {
-      if !testsMatches || query.matches(document) { return document }
+      if try !testsMatches || query.evaluate(document) { return document }
     }
     return nil
   }

@@ -21,11 +21,15 @@ public struct Query: Sendable {
   public var limit: Int?
 
   @usableFromInline let matcher: Matcher
+  /// Whether some test is a regular expression, whose matching can pass a limit.
+  @usableFromInline let usesRegex: Bool
 
-  /// Compiles a query tree. Throws for invalid regular expressions.
+  /// Compiles a query tree. Throws for invalid regular expressions, and for patterns over
+  /// Reef's limits (``QueryError/Kind/limit``).
   public init(_ node: QueryNode) throws(QueryError) {
     self.node = node
     matcher = try compile(node)
+    usesRegex = node.usesRegex
   }
 
   /// Compiles a MongoDB filter document.
@@ -45,6 +49,9 @@ public struct Query: Sendable {
   }
 
   /// Whether the document matches.
+  ///
+  /// A regular expression that goes past its limits on a string of the document does not match
+  /// it; ``evaluate(_:)`` throws instead.
   @inlinable public func matches(_ document: Document) -> Bool {
     document.withUnsafeBytes { bytes in matcher.matches(RawValue(type: 0x03, pointer: bytes.baseAddress!)) }
   }
@@ -56,6 +63,61 @@ public struct Query: Sendable {
   @_spi(ReefInternal)
   @inlinable public func matches(trustedBytes bytes: UnsafeRawBufferPointer) -> Bool {
     matcher.matches(RawValue(type: 0x03, pointer: bytes.baseAddress!))
+  }
+}
+
+extension Query {
+  /// Whether the document matches, or the error that ends the query: a regular expression that
+  /// went past its match, depth or memory limit on one of the document's strings
+  /// (``QueryError/Kind/regexLimit``).
+  ///
+  /// Scans use this, so that a pathological pattern (`^(a|aa)+b$` on a long run of `a`s) ends
+  /// the query in milliseconds with an error instead of running for hours or reporting no match.
+  /// - Throws: ``QueryError`` of kind ``QueryError/Kind/regexLimit``.
+  @inlinable public func evaluate(_ document: Document) throws(QueryError) -> Bool {
+    guard usesRegex else { return matches(document) }
+    return try document.withUnsafeBytes { bytes throws(QueryError) in try evaluateWithRegex(bytes) }
+  }
+
+  /// ``evaluate(_:)`` on the document in `bytes`, trusted as ``matches(trustedBytes:)`` trusts them.
+  @_spi(ReefInternal)
+  @inlinable public func evaluate(trustedBytes bytes: UnsafeRawBufferPointer) throws(QueryError) -> Bool {
+    guard usesRegex else { return matches(trustedBytes: bytes) }
+    return try evaluateWithRegex(bytes)
+  }
+
+  @usableFromInline func evaluateWithRegex(_ bytes: UnsafeRawBufferPointer) throws(QueryError) -> Bool {
+    let scratch = RegexScratch.current
+    _ = scratch.take()
+    let matched = matches(trustedBytes: bytes)
+    if let failure = scratch.take() { throw failure }
+    return matched
+  }
+}
+
+extension QueryNode {
+  /// Whether a test of this tree is a regular expression.
+  var usesRegex: Bool {
+    switch self {
+    case .constant, .exists, .size, .aggregate: return false
+    case .and(let children), .or(let children), .nor(let children): return children.contains { $0.usesRegex }
+    case .not(let child), .elementMatch(_, let child), .subquery(_, let child, _, _): return child.usesRegex
+    case .match(_, let test, _): return test.usesRegex
+    case .elementMatchValue(_, let tests): return tests.contains { $0.usesRegex }
+    }
+  }
+}
+
+extension ValueTest {
+  /// Whether this test or one inside it is a regular expression.
+  var usesRegex: Bool {
+    switch self {
+    case .regex: return true
+    case .in(let values): return values.contains { if case .regex = $0 { true } else { false } }
+    case .compare, .type, .mod, .string: return false
+    case .all(let tests), .elementMatch(let tests): return tests.contains { $0.usesRegex }
+    case .not(let test): return test.usesRegex
+    }
   }
 }
 

@@ -39,8 +39,12 @@ public struct QueryError: Error, Hashable, Sendable, CustomStringConvertible {
     public static let conflict = Kind(rawValue: "conflict")
     /// A predicate argument (`$0`, `%@`) that was not given.
     public static let argument = Kind(rawValue: "argument")
-    /// A query over one of Reef's limits: nesting depth, or a sort's memory without disk use.
+    /// A query over one of Reef's limits: nesting depth, a sort's memory without disk use, a
+    /// regular expression's length or nesting of groups.
     public static let limit = Kind(rawValue: "limit")
+    /// A regular expression that went past its match, depth or memory limit on some string (it
+    /// backtracks exponentially, as `^(a|aa)+b$` does): the query ends with this error.
+    public static let regexLimit = Kind(rawValue: "regexLimit")
     /// A filter that is not a valid BSON document (see ``QueryError/bsonError``).
     public static let invalidDocument = Kind(rawValue: "invalidDocument")
   }

@@ -64,7 +64,7 @@ struct MatchSource: DocumentSource {
       while let (_, bson) = try scan!.next() {
         explain.documentsExamined += 1
         if explain.documentsExamined & 0x3FFF == 0 { releaseMappedPages() }
-        if query.matches(trustedBytes: bson) { return arena.copy(trusted: bson) }
+        if try query.storedMatches(bson) { return arena.copy(trusted: bson) }
       }
       close()
     } else if index != nil {
@@ -92,7 +92,7 @@ struct MatchSource: DocumentSource {
       while let (_, bson) = try scan!.next() {
         explain.documentsExamined += 1
         if explain.documentsExamined & 0x3FFF == 0 { releaseMappedPages() }
-        if query.matches(trustedBytes: bson) { count += 1 }
+        if try query.storedMatches(bson) { count += 1 }
       }
       close()
       return count
@@ -128,7 +128,7 @@ struct MatchSource: DocumentSource {
     explain.documentsExamined += 1
     if explain.documentsExamined & 0x3FFF == 0 { releaseMappedPages() }
     let bson = try collection.storedBSON(value)
-    return query.matches(trustedBytes: bson) ? bson : nil
+    return try query.storedMatches(bson) ? bson : nil
   }
 
   @inline(never)

@@ -31,7 +31,7 @@ extension TransactionCollection {
     var scan = try DocumentScan(self, documentsDB)
     defer { scan.close() }
     while let (_, bson) = try scan.next() {
-      guard query.matches(trustedBytes: bson) else { continue }
+      guard try query.storedMatches(bson) else { continue }
       guard try body(Document(trustedBytesNoCopy: bson, owner: nil)) else { return }
     }
   }

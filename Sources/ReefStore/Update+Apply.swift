@@ -441,7 +441,9 @@ func leaf(_ operation: UpdateOperation, _ current: BSON?, path: [String], id: BS
     let elements = Array(array)
     let kept: [BSON]
     if case .pull(let condition) = operation {
-      kept = elements.filter { !pullMatches(condition, $0) }
+      var remaining: [BSON] = []
+      for element in elements where try !pullMatches(condition, element, path: path) { remaining.append(element) }
+      kept = remaining
     } else if case .pullAll(let values) = operation {
       kept = elements.filter { element in !values.contains { compareBSON($0, element) == 0 } }
     } else {
@@ -453,14 +455,21 @@ func leaf(_ operation: UpdateOperation, _ current: BSON?, path: [String], id: BS
   }
 }
 
-func pullMatches(_ condition: PullCondition, _ element: BSON) -> Bool {
-  switch condition {
-  case .equal(let value): return compareBSON(value, element) == 0
-  case .documents(let query):
-    guard case .document(let document) = element else { return false }
-    return query.matches(document)
-  case .wrapped(let query):
-    return query.matches(Document([(PullCondition.wrappedKey, element)]))
+/// Whether `$pull`'s condition takes the element out of the array.
+/// - Throws: ``UpdateError/Kind/limit`` when a regular expression of the condition goes past its
+///   limits on one of the element's strings (the ``UpdateError/queryError`` says which).
+func pullMatches(_ condition: PullCondition, _ element: BSON, path: [String]) throws(UpdateError) -> Bool {
+  do {
+    switch condition {
+    case .equal(let value): return compareBSON(value, element) == 0
+    case .documents(let query):
+      guard case .document(let document) = element else { return false }
+      return try query.evaluate(document)
+    case .wrapped(let query):
+      return try query.evaluate(Document([(PullCondition.wrappedKey, element)]))
+    }
+  } catch {
+    throw UpdateError(.limit, "$pull condition: \(error.message)", keyPath: path, queryError: error)
   }
 }
 

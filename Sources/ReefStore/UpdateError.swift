@@ -42,7 +42,8 @@ public struct UpdateError: Error, Hashable, Sendable, CustomStringConvertible {
     public static let typeMismatch = Kind(rawValue: "typeMismatch")
     /// An arithmetic result (`$inc`, `$mul`) that does not fit the stored value's type.
     public static let overflow = Kind(rawValue: "overflow")
-    /// An update over one of MongoDB's limits (padding an array by more than it allows).
+    /// An update over one of MongoDB's limits (padding an array by more than it allows), or a
+    /// `$pull` condition's regular expression past its match limits (see ``UpdateError/queryError``).
     public static let limit = Kind(rawValue: "limit")
     /// A MongoDB feature that Reef does not implement (positional operators `$`, `$[]`).
     public static let unsupported = Kind(rawValue: "unsupported")
@@ -54,7 +55,8 @@ public struct UpdateError: Error, Hashable, Sendable, CustomStringConvertible {
   public var message: String
   /// The components of the update path the problem is about (`["a", "b"]` for `"a.b"`), or empty.
   public var keyPath: [String]
-  /// The query error behind a `$pull` condition that does not compile, when there is one.
+  /// The query error behind a `$pull` condition that does not compile or whose regular expression
+  /// went past its limits, when there is one.
   public var queryError: QueryError?
 
   /// Creates an error.

@@ -13,7 +13,7 @@ private let fuzzScale: Int = max(1, Int(getenvString("REEF_FUZZ_SCALE") ?? "") ?
 @Suite struct FilterFuzzTests {
   // MARK: Generated filters
 
-  @Test func generatedFiltersCompileOrThrow() {
+  @Test func generatedFiltersCompileOrThrow() throws {
     var generator = FuzzGenerator(seed: 0xF117_E4_2024)
     let corpus = generator.corpus()
     var counts = Counts()
@@ -21,7 +21,7 @@ private let fuzzScale: Int = max(1, Int(getenvString("REEF_FUZZ_SCALE") ?? "") ?
       let filter = generator.filter(depth: 3)
       guard let query = counts.compile(filter) else { continue }
       for document in corpus { _ = query.matches(document) }
-      if generator.chance(10) { checkFind(query, corpus, options: generator.findOptions(), filter: filter) }
+      if generator.chance(10) { try checkFind(query, corpus, options: generator.findOptions(), filter: filter) }
     }
     counts.report("generated filters")
   }
@@ -295,13 +295,13 @@ private let fuzzScale: Int = max(1, Int(getenvString("REEF_FUZZ_SCALE") ?? "") ?
   }
 
   /// `find` must be the filter, then the sort, skip, limit and projection, in that order.
-  func checkFind(_ query: Query, _ corpus: [Document], options: FindOptions, filter: Document) {
+  func checkFind(_ query: Query, _ corpus: [Document], options: FindOptions, filter: Document) throws {
     var expected = corpus.filter(query.matches)
     if let sort = options.sort { expected = sort.sorted(expected) }
     expected = Array(expected.dropFirst(options.skip))
     if let limit = options.limit, limit > 0 { expected = Array(expected.prefix(limit)) }
     if let projection = options.projection { expected = expected.map(projection.apply) }
-    let found = query.find(in: corpus, options: options)
+    let found = try query.find(in: corpus, options: options)
     #expect(found.map(\.bytes) == expected.map(\.bytes), "find with \(filter)")
   }
 

@@ -25,7 +25,7 @@ import Testing
   @Test func aLimitStopsTheScanAtTheLastMatchNeeded() throws {
     let source = CountingSource(count: 100)
     let query = try Query(filter: try Document(extendedJSON: #"{"n": {"$in": [2, 5, 90]}}"#))
-    let found = query.find(in: source, options: FindOptions(skip: 1, limit: 1))
+    let found = try query.find(in: source, options: FindOptions(skip: 1, limit: 1))
     #expect(found.map { $0["n"] } == [.int32(5)])
     #expect(source.read == 6)
   }
@@ -33,14 +33,14 @@ import Testing
   @Test func aPredicateLimitStopsTheScanToo() throws {
     let source = CountingSource(count: 100)
     let query = try Query(predicate: "n == 3 OR n == 70 LIMIT(1)")
-    #expect(query.find(in: source).map { $0["n"] } == [.int32(3)])
+    #expect(try query.find(in: source).map { $0["n"] } == [.int32(3)])
     #expect(source.read == 4)
   }
 
   @Test func aLimitOfZeroReadsNothing() throws {
     let source = CountingSource(count: 10)
     let query = try Query(predicate: "n >= 0 LIMIT(0)")
-    #expect(query.find(in: source).isEmpty)
+    #expect(try query.find(in: source).isEmpty)
     #expect(source.read == 0)
   }
 }

@@ -174,4 +174,34 @@ import Testing
     let expected: [BSON] = (0..<500).filter { (n: Int) in n % 10 == 1 || n % 10 == 9 }.map { .int32(Int32($0)) }
     #expect(ids == expected)
   }
+
+  /// A regular expression past its match limit ends a scan, a count, an index plan's reads and
+  /// forEach with an error that carries the query error (its kind, the pattern and the limit).
+  @Test func aRegexPastItsLimitEndsTheQueryWithAnError() throws {
+    let temporary = try store(20)
+    let items = temporary.store.collection("items")
+    try items.insert(["_id": 100, "group": 3, "s": .string(String(repeating: "a", count: 40) + "ba")])
+    try items.createIndex(["group": 1])
+    let hostile: Document = ["s": ["$regex": "^(a|aa)+b$"]]
+    let throughIndex: Document = ["group": 3, "s": ["$regex": "^(a|aa)+b$"]]
+    func expectLimit(_ what: String, _ body: () throws -> Void) {
+      do {
+        try body()
+        Issue.record("\(what): no error")
+      } catch let error as StoreError {
+        #expect(error.kind == .invalidQuery, "\(what): \(error)")
+        #expect(error.queryError?.kind == .regexLimit, "\(what): \(error)")
+        #expect(error.message.contains("/^(a|aa)+b$/") && error.message.contains("match limit"), "\(what): \(error)")
+      } catch {
+        Issue.record("\(what): \(error)")
+      }
+    }
+    expectLimit("find") { _ = try items.find(hostile).toArray() }
+    expectLimit("count") { _ = try items.count(hostile) }
+    expectLimit("find through an index") { _ = try items.find(throughIndex).toArray() }
+    expectLimit("forEach") { try temporary.store.read { try $0.collection("items").forEach(hostile) { _ in true } } }
+    // The same pattern on strings it decides quickly is a query like any other.
+    try items.deleteMany(["_id": 100])
+    #expect(try items.count(hostile) == 0)
+  }
 }

@@ -93,6 +93,26 @@ let updateSpecCases: [UpdateSpecCase] = {
 
 /// Behaviour the spec files cannot state: the clock, error paths, identity of unchanged documents.
 @Suite struct UpdateTests {
+  @Test func aPullRegexPastItsLimitIsAnError() throws {
+    let hostile = String(repeating: "a", count: 40) + "ba"
+    let document: Document = ["_id": 1, "tags": ["x", .string(hostile)], "items": [["s": .string(hostile)]]]
+    for update in [
+      try Update(["$pull": ["tags": .regex(BSONRegularExpression(pattern: "^(a|aa)+b$"))]]),
+      try Update(["$pull": ["items": ["s": ["$regex": "^(a|aa)+b$"]]]]),
+    ] {
+      do {
+        _ = try update.apply(to: document)
+        Issue.record("no error")
+      } catch {
+        #expect(error.kind == .limit && error.queryError?.kind == .regexLimit, "\(error)")
+        #expect(error.message.contains("/^(a|aa)+b$/") && error.message.contains("match limit"), "\(error)")
+      }
+    }
+    // A pattern decided quickly pulls as before.
+    let pulled = try Update(["$pull": ["tags": .regex(BSONRegularExpression(pattern: "^x$"))]]).apply(to: document)
+    #expect(pulled["tags"] == [.string(hostile)])
+  }
+
   @Test func currentDateSetsADateOrATimestamp() throws {
     let update = try Update(["$currentDate": ["a": true, "b": ["$type": "timestamp"], "c": ["$type": "date"]]])
     let before = currentTime(timestamp: false)

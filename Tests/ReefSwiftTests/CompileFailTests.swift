@@ -28,7 +28,7 @@ import Testing
           .first { FileManager.default.isExecutableFile(atPath: $0.path) },
         "no swiftc on PATH (\(path))")
       var arguments = ["-typecheck", "-I", modules.path]
-      for library in ["CLMDB", "CZlib"] {
+      for library in ["CLMDB", "CPCRE2", "CZlib"] {
         arguments += ["-Xcc", "-fmodule-map-file=\(root.path)/Sources/\(library)/module.modulemap"]
       }
       self.arguments = arguments
