@@ -124,6 +124,14 @@ public struct ValidationFlags: ParsableArguments {
         + " (MongoDB's limit is 100).", valueName: "n"))
   public var maximumDepth: Int = ValidationOptions.default.maximumDepth
 
+  /// Whether array keys must be "0", "1", … in order.
+  @Flag(
+    name: .customLong("strict-array-keys"),
+    help: ArgumentHelp(
+      "Refuse arrays whose keys are not \"0\", \"1\", … in order. By default they are read, as libbson and"
+        + " MongoDB read them (the BSON corpus calls them degenerate), and printed renumbered."))
+  public var strictArrayKeys = false
+
   /// Creates the flags (ArgumentParser fills in their values).
   public init() {}
 
@@ -140,5 +148,7 @@ public struct ValidationFlags: ParsableArguments {
   }
 
   /// The library options these flags describe.
-  public var options: ValidationOptions { ValidationOptions(maximumDepth: maximumDepth) }
+  public var options: ValidationOptions {
+    ValidationOptions(maximumDepth: maximumDepth, checksArrayKeys: strictArrayKeys)
+  }
 }
