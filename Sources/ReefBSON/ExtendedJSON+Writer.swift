@@ -4,6 +4,21 @@
   import Darwin
 #endif
 
+/// A document or array being written by ``ExtendedJSONWriter/document(_:isArray:level:)``.
+struct WriterFrame {
+  /// The document's length prefix.
+  var doc: UnsafeRawPointer
+  /// The offset of its terminating zero byte, and of its next element.
+  var end: Int
+  var pos: Int
+  /// Its indentation level, and for a code-with-scope's scope, that value's level (-1 otherwise).
+  var level: Int
+  var scopeLevel: Int
+  var isArray: Bool
+  /// Whether no element has been written yet.
+  var first: Bool
+}
+
 /// Writes Extended JSON v2 straight from validated BSON bytes: no `BSON` values or strings are
 /// created except for doubles (shortest round-trip digits) and Decimal128 values.
 ///
@@ -48,32 +63,78 @@ struct ExtendedJSONWriter {
   }
 
   /// Writes the document or array whose length prefix is at `doc`; `level` is its indentation level.
+  ///
+  /// Nested documents, arrays and scopes are written by a loop over a ``FrameStack``, not by
+  /// recursion, so that a document of any depth is written on any thread.
   mutating func document(_ doc: UnsafeRawPointer, isArray: Bool, level: Int) {
+    withFrameStack(of: WriterFrame.self) { stack in
+      open(doc, isArray: isArray, level: level, scopeLevel: -1, on: &stack)
+      while stack.count > 0 {
+        let top = stack.top
+        let frame = top.pointee
+        guard frame.pos < frame.end else {
+          if pretty && !frame.first { newline(frame.level) }
+          out.append(frame.isArray ? UInt8(ascii: "]") : UInt8(ascii: "}"))
+          stack.pop()
+          if frame.scopeLevel >= 0 {
+            // The end of a code-with-scope value, whose scope this was.
+            if pretty { newline(frame.scopeLevel) }
+            out.append("}")
+          }
+          continue
+        }
+        let doc = frame.doc
+        let type = doc.byte(frame.pos)
+        let key = doc + (frame.pos &+ 1)
+        let keyLength = strlen(key.assumingMemoryBound(to: CChar.self))
+        if !frame.first { out.append(UInt8(ascii: ",")) }
+        top.pointee.first = false
+        if pretty { newline(frame.level &+ 1) }
+        if !frame.isArray {
+          string(key, keyLength)
+          token(":", ": ")
+        }
+        let value = frame.pos &+ 1 &+ keyLength &+ 1
+        let p = doc + value
+        let level = frame.level &+ 1
+        switch type {
+        case 0x03, 0x04:
+          top.pointee.pos = value &+ Int(p.int32LE(0))
+          open(p, isArray: type == 0x04, level: level, scopeLevel: -1, on: &stack)
+        case 0x0F:
+          top.pointee.pos = value &+ Int(p.int32LE(0))
+          let codeLength = Int(p.int32LE(4))
+          if pretty {
+            out.append("{")
+            newline(level &+ 1)
+            out.append(#""$code": "#)
+            string(p + 8, codeLength &- 1)
+            out.append(",")
+            newline(level &+ 1)
+            out.append(#""$scope": "#)
+          } else {
+            out.append(#"{"$code":"#)
+            string(p + 8, codeLength &- 1)
+            out.append(#","$scope":"#)
+          }
+          open(p + (8 &+ codeLength), isArray: false, level: level &+ 1, scopeLevel: level, on: &stack)
+        default:
+          top.pointee.pos = value &+ self.value(type: type, p, level: level)
+        }
+      }
+    }
+  }
+
+  /// Writes the opening bracket of a document or array and pushes its frame.
+  @inline(__always)
+  mutating func open(
+    _ doc: UnsafeRawPointer, isArray: Bool, level: Int, scopeLevel: Int, on stack: inout FrameStack<WriterFrame>
+  ) {
+    out.append(isArray ? UInt8(ascii: "[") : UInt8(ascii: "{"))
     // Safe: the document was validated, so its length is at least 5 and every element is complete.
     let end = Int(doc.int32LE(0)) &- 1
-    var pos = 4
-    out.append(isArray ? UInt8(ascii: "[") : UInt8(ascii: "{"))
-    if pos == end {
-      out.append(isArray ? UInt8(ascii: "]") : UInt8(ascii: "}"))
-      return
-    }
-    var first = true
-    while pos < end {
-      let type = doc.byte(pos)
-      let key = doc + (pos &+ 1)
-      let keyLength = strlen(key.assumingMemoryBound(to: CChar.self))
-      if !first { out.append(UInt8(ascii: ",")) }
-      first = false
-      if pretty { newline(level &+ 1) }
-      if !isArray {
-        string(key, keyLength)
-        token(":", ": ")
-      }
-      let value = pos &+ 1 &+ keyLength &+ 1
-      pos = value &+ self.value(type: type, doc + value, level: level &+ 1)
-    }
-    if pretty { newline(level) }
-    out.append(isArray ? UInt8(ascii: "]") : UInt8(ascii: "}"))
+    stack.push(
+      WriterFrame(doc: doc, end: end, pos: 4, level: level, scopeLevel: scopeLevel, isArray: isArray, first: true))
   }
 
   /// Writes one value and returns its length in bytes.

@@ -116,13 +116,13 @@ enum InputFormat: Equatable {
 
 /// Validation limits shared by the commands that read BSON.
 public struct ValidationFlags: ParsableArguments {
-  /// The deepest nesting of documents and arrays accepted.
+  /// The deepest nesting of documents and arrays accepted; `nil` for the command's default.
   @Option(
     name: .customLong("max-depth"),
     help: ArgumentHelp(
-      "Deepest nesting of documents and arrays accepted, up to \(ValidationFlags.largestMaximumDepth)"
-        + " (MongoDB's limit is 100).", valueName: "n"))
-  public var maximumDepth: Int = ValidationOptions.default.maximumDepth
+      "Deepest nesting of documents and arrays accepted (default: no limit for files read and written;"
+        + " 100, MongoDB's limit, for what a store keeps).", valueName: "n"))
+  public var maximumDepth: Int?
 
   /// Whether array keys must be "0", "1", … in order.
   @Flag(
@@ -135,20 +135,20 @@ public struct ValidationFlags: ParsableArguments {
   /// Creates the flags (ArgumentParser fills in their values).
   public init() {}
 
-  /// The largest `--max-depth`: validation recurses once per level (about 1 KiB of stack each in
-  /// a release build), and a deeper limit would let a deep enough file overflow the stack (a
-  /// crash at about 8,000 levels on an 8 MiB main thread) instead of being refused.
-  public static let largestMaximumDepth = 1_000
-
   /// Checks that the depth is usable.
   public func validate() throws {
-    guard (0...Self.largestMaximumDepth).contains(maximumDepth) else {
-      throw ValidationError("--max-depth must be from 0 to \(Self.largestMaximumDepth), found \(maximumDepth)")
+    if let maximumDepth, maximumDepth < 0 {
+      throw ValidationError("--max-depth must be 0 or more, found \(maximumDepth)")
     }
   }
 
-  /// The library options these flags describe.
-  public var options: ValidationOptions {
-    ValidationOptions(maximumDepth: maximumDepth, checksArrayKeys: strictArrayKeys)
+  /// The library options these flags describe for a file tool (`dump`, `convert`, `query`,
+  /// `validate`): no depth limit unless `--max-depth` sets one. Validation and Extended JSON
+  /// output do not recurse, so any depth is safe.
+  public var options: ValidationOptions { options(defaultDepth: ValidationOptions.unlimitedDepth) }
+
+  /// The library options these flags describe, with `defaultDepth` when `--max-depth` is absent.
+  public func options(defaultDepth: Int) -> ValidationOptions {
+    ValidationOptions(maximumDepth: maximumDepth ?? defaultDepth, checksArrayKeys: strictArrayKeys)
   }
 }

@@ -88,7 +88,7 @@ public struct ConvertCommand: ParsableCommand {
         while let document = try reader.next() { try emit(document, to: out) }
       case .json:
         var parser = ExtendedJSONParser(bytes: try source.readAll())
-        // The parser allows MongoDB's 100 levels; a stricter --max-depth is checked here.
+        // The parser allows MongoDB's 100 levels (it recurses); a stricter --max-depth is checked here.
         let options = validation.options
         let recheck = options.maximumDepth < ValidationOptions.default.maximumDepth
         var index = 0
