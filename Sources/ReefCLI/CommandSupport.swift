@@ -152,3 +152,43 @@ public struct ValidationFlags: ParsableArguments {
     ValidationOptions(maximumDepth: maximumDepth ?? defaultDepth, checksArrayKeys: strictArrayKeys)
   }
 }
+
+/// `--skip-invalid` for the commands that read a BSON stream (`dump`, `convert`, `query`).
+public struct SkipFlags: ParsableArguments {
+  /// Whether to step over damaged documents.
+  @Flag(
+    help: ArgumentHelp(
+      "Skip each damaged document of a BSON stream and go on with the next, as bsondump does, when the"
+        + " stream's framing allows (its length prefix is plausible). Each skipped document is reported on"
+        + " standard error with its index, byte offset and reason, and the exit code is then 1."))
+  public var skipInvalid = false
+
+  /// Creates the flags (ArgumentParser fills in their values).
+  public init() {}
+
+  /// With `--skip-invalid`, makes `reader` report each damaged document it steps over on
+  /// standard error, and returns the counter of those documents; `nil` without the flag.
+  func install(on reader: inout BSONStreamReader, input: String) -> SkipCounter? {
+    guard skipInvalid else { return nil }
+    let counter = SkipCounter()
+    let name = input == "-" ? "<stdin>" : input
+    reader.onDamagedDocument = { error in
+      counter.count += 1
+      printError("reef: skipped: \(name): \(error)")
+    }
+    return counter
+  }
+}
+
+/// The number of damaged documents a reader stepped over.
+final class SkipCounter {
+  var count = 0
+
+  /// Reports the total on standard error and returns the exit code to throw (1) when any
+  /// document was skipped; `nil` when none was.
+  func failureIfAny() -> ExitCode? {
+    guard count > 0 else { return nil }
+    printError("reef: \(count == 1 ? "1 document" : "\(count) documents") skipped")
+    return ExitCode.failure
+  }
+}

@@ -34,7 +34,8 @@ public struct QueryCommand: ParsableCommand {
       which may end in SORT(…), DISTINCT(…) and LIMIT(…).
 
       A filter or predicate that cannot be compiled exits 1 with the position of the problem; \
-      a malformed document in the stream is reported as by reef dump (exit 1).
+      a malformed document in the stream is reported as by reef dump (exit 1), and skipped with \
+      --skip-invalid as reef dump skips it.
 
       Examples:
         reef query contacts.bson --filter '{"address.city": "Los Angeles"}'
@@ -112,6 +113,9 @@ public struct QueryCommand: ParsableCommand {
   /// Validation limits.
   @OptionGroup public var validation: ValidationFlags
 
+  /// Whether to step over damaged documents.
+  @OptionGroup public var skipping: SkipFlags
+
   /// Creates the command (ArgumentParser fills in its properties).
   public init() {}
 
@@ -161,6 +165,7 @@ public struct QueryCommand: ParsableCommand {
     } catch {
       throw failure(error, input: path)
     }
+    let skipped = skipping.install(on: &reader, input: path)
     // Each document is tested as it is read; a sort keeps a top-k, or spills past --sort-memory.
     var results = FindStream(reader, query: query, options: options)
     defer { results.close() }
@@ -169,11 +174,14 @@ public struct QueryCommand: ParsableCommand {
       try out.close()
     } catch let error as BSONError {
       try? out.close()
+      _ = skipped?.failureIfAny()
       throw failure(error, input: path)
     } catch {
       try? out.close()
+      _ = skipped?.failureIfAny()
       throw failure(error)
     }
+    if let code = skipped?.failureIfAny() { throw code }
   }
 
   /// Runs the query on a collection of a store (through its indexes when they help).
