@@ -88,11 +88,15 @@ enum InputFormat: Equatable {
   /// limit, so the top byte is zero; JSON text never starts that way (its bytes are printable or
   /// whitespace). That test comes first, because a BSON length can itself start with the byte
   /// `{` (a 123-byte document) or with whitespace. Otherwise the input is JSON when its first
-  /// non-whitespace byte is `{` or `[` (or there is only whitespace), and BSON when not.
+  /// non-whitespace byte is `{` or `[` (or there is only whitespace), and BSON when not. Input
+  /// that starts with a UTF-8 byte-order mark is JSON (the JSON parser skips the mark).
   static func detect(_ source: ByteSource, maximumSize: Int = ValidationOptions.default.maximumSize)
     throws(BSONError) -> InputFormat
   {
     var prefix = try source.peek(count: 4)
+    // After a byte-order mark, JSON text goes on with a non-zero byte; a BSON length starting
+    // EF BB BF would need a zero fourth byte (a 12 MB document).
+    if prefix.starts(with: [0xEF, 0xBB, 0xBF]) && (prefix.count < 4 || prefix[3] != 0) { return .json }
     if prefix.count == 4 {
       let length = Int(prefix[0]) | Int(prefix[1]) << 8 | Int(prefix[2]) << 16 | Int(prefix[3]) << 24
       if length >= 5 && length <= maximumSize { return .bson }

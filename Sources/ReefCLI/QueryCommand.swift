@@ -60,16 +60,28 @@ public struct QueryCommand: ParsableCommand {
   public var collection: String?
 
   /// A MongoDB filter document.
-  @Option(help: ArgumentHelp("A MongoDB filter document (Extended JSON).", valueName: "json"))
+  // The next argument is the value even when it starts with "-" (a negative --arg, a predicate
+  // starting with a minus): --filter=-… works as well.
+  @Option(
+    parsing: .unconditional,
+    help: ArgumentHelp(
+      "A MongoDB filter document (Extended JSON). The next argument is taken as the filter even when it"
+        + " starts with -; --filter=<json> works too.", valueName: "json"))
   public var filter: String?
 
   /// A Realm-style predicate.
-  @Option(name: .customLong("where"), help: ArgumentHelp("A Realm-style predicate string.", valueName: "predicate"))
+  @Option(
+    name: .customLong("where"), parsing: .unconditional,
+    help: ArgumentHelp(
+      "A Realm-style predicate string (taken as given even when it starts with -; --where=<predicate> works too).",
+      valueName: "predicate"))
   public var predicate: String?
 
   /// Arguments for the predicate's `%@` and `$0…$n`.
   @Option(
-    name: .customLong("arg"), help: ArgumentHelp("A predicate argument (Extended JSON value).", valueName: "value"))
+    name: .customLong("arg"), parsing: .unconditionalSingleValue,
+    help: ArgumentHelp(
+      "A predicate argument (Extended JSON value; -5 is a value, not an option).", valueName: "value"))
   public var arguments: [String] = []
 
   /// A MongoDB sort document.
@@ -237,8 +249,14 @@ public struct QueryCommand: ParsableCommand {
       }
       return try compiled("--where") { () throws(QueryError) in try Query(predicate: predicate, arguments: values) }
     }
-    guard let filter, !filter.allSatisfy(\.isWhitespace) else {
+    guard let filter else {
       return try compiled("--filter") { () throws(QueryError) in try Query(.constant(true)) }
+    }
+    if filter.allSatisfy(\.isWhitespace) {
+      throw CommandError(
+        message:
+          "--filter: expected a filter document such as {\"a\": 1}, found an empty string (leave out --filter, or"
+          + " give {}, to match every document)")
     }
     let document = try parseJSON(filter, option: "--filter")
     return try compiled("--filter") { () throws(QueryError) in try Query(filter: document) }
@@ -257,7 +275,7 @@ private func compiled<T>(_ option: String, _ body: () throws(QueryError) -> T) t
   } catch {
     var message = "\(option): \(error.message)"
     if let column = error.column { message += " (column \(column))" }
-    if !error.keyPath.isEmpty { message += " (at \(error.keyPath.joined(separator: ".")))" }
+    if !error.keyPath.isEmpty { message += " (at \(BSONError.printableKeyPath(error.keyPath)))" }
     throw CommandError(message: message)
   }
 }

@@ -64,7 +64,8 @@ struct BSONDumpTestdataCommandTests {
     .enabled(if: directory != nil),
     arguments: [
       ("bad_type.bson", "unknownType at document 0, byte offset 21, key path 'a': "),
-      ("bad_cstring.bson", "invalidLength at document 0, byte offset 37, key path 'b"),
+      // The key's control characters are escaped, as dump escapes them in strings.
+      ("bad_cstring.bson", #"invalidLength at document 0, byte offset 37, key path 'b\u0001\u000e': "#),
     ])
   func skipInvalid(name: String, report: String) throws {
     let path = try Self.path(name)
