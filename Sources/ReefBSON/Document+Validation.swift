@@ -173,83 +173,94 @@ struct Validator {
   /// The loop: validates elements of the innermost open document, opening embedded documents,
   /// arrays and scopes as they come and closing each at its terminator.
   func walk(at start: Int, limit: Int, isArray: Bool, stack: inout FrameStack<ValidationFrame>) throws(BSONError) {
-    stack.push(try open(at: start, limit: limit, isArray: isArray, scopeOf: -1))
-    while stack.count > 0 {
-      let top = stack.top
-      var p = top.pointee.p
-      let end = top.pointee.end
-      guard p < end else {
-        // The document is complete: close it and go on after it in its parent.
-        let scopeOf = top.pointee.scopeOf
-        stack.pop()
-        guard stack.count > 0 else { return }
-        let parent = stack.top
-        if scopeOf >= 0 {
-          let total = Int(base.int32LE(scopeOf))
-          let scopeEnd = end &+ 1
-          guard scopeEnd == scopeOf &+ total else {
+    // The innermost open document stays in a local (in registers); its parents are on `stack`.
+    var cur = ValidationFrame(end: 0, p: 0, index: 0, keyStart: 0, keyLength: -1, scopeOf: -1, isArray: isArray)
+    do throws(BSONError) {
+      cur = try open(at: start, limit: limit, isArray: isArray, scopeOf: -1)
+      while true {
+        var p = cur.p
+        let end = cur.end
+        guard p < end else {
+          // The document is complete: close it and go on after it in its parent.
+          guard stack.count > 0 else { return }
+          let child = cur
+          cur = stack.top.pointee
+          stack.pop()
+          if child.scopeOf >= 0 {
+            let total = Int(base.int32LE(child.scopeOf))
+            let scopeEnd = child.end &+ 1
+            guard scopeEnd == child.scopeOf &+ total else {
+              throw BSONError(
+                .invalidLength,
+                "code-with-scope length \(total) disagrees with its contents, which end after \(scopeEnd - child.scopeOf) bytes",
+                offset: child.scopeOf)
+            }
+          }
+          cur.p = child.end &+ 1
+          cur.index &+= 1
+          cur.keyLength = -1
+          continue
+        }
+        let typeOffset = p
+        let type = base.byte(p)
+        p &+= 1
+        // Find the key's terminator before the document's terminator, noting any non-ASCII byte.
+        let keyStart = p
+        var high: UInt8 = 0
+        while p < end {
+          let b = base.byte(p)
+          if b == 0 { break }
+          high |= b
+          p &+= 1
+        }
+        guard p < end else {
+          throw BSONError(
+            .missingTerminator, "expected a key terminated by a zero byte before the end of the document",
+            offset: keyStart)
+        }
+        let keyLength = p &- keyStart
+        p &+= 1
+        if high >= 0x80 && checksUTF8, let bad = invalidUTF8Offset(base + keyStart, keyLength) {
+          throw BSONError(
+            .invalidUTF8, "expected a UTF-8 key, found an invalid byte sequence", offset: keyStart + bad)
+        }
+        cur.keyStart = keyStart
+        cur.keyLength = keyLength
+        let index = cur.index
+        if cur.isArray && checksArrayKeys && !keyIsIndex(at: keyStart, length: keyLength, index: index) {
+          try arrayKeyError(at: keyStart, length: keyLength, index: index)
+        }
+        switch type {
+        case 0x03, 0x04:
+          guard stack.count < maximumDepth else { throw depthError(at: p) }
+          try need(4, at: p, end: end, "an embedded document length")
+          let child = try open(at: p, limit: end, isArray: type == 0x04, scopeOf: -1)
+          stack.push(cur)
+          cur = child
+        case 0x0F:
+          try need(4, at: p, end: end, "a code-with-scope length")
+          let total = Int(base.int32LE(p))
+          guard total >= 14, total <= end - p else {
             throw BSONError(
               .invalidLength,
-              "code-with-scope length \(total) disagrees with its contents, which end after \(scopeEnd - scopeOf) bytes",
-              offset: scopeOf)
+              "code-with-scope length \(total) is below the minimum of 14 or runs past the end of the document (\(end - p) bytes left)",
+              offset: p)
           }
+          let afterCode = try string(at: p + 4, end: p &+ total)
+          guard stack.count < maximumDepth else { throw depthError(at: p) }
+          let child = try open(at: afterCode, limit: p &+ total, isArray: false, scopeOf: p)
+          stack.push(cur)
+          cur = child
+        default:
+          cur.p = try value(type: type, typeOffset: typeOffset, at: p, end: end)
+          cur.index = index &+ 1
+          cur.keyLength = -1
         }
-        parent.pointee.p = end &+ 1
-        parent.pointee.index &+= 1
-        parent.pointee.keyLength = -1
-        continue
       }
-      let typeOffset = p
-      let type = base.byte(p)
-      p &+= 1
-      // Find the key's terminator before the document's terminator, noting any non-ASCII byte.
-      let keyStart = p
-      var high: UInt8 = 0
-      while p < end {
-        let b = base.byte(p)
-        if b == 0 { break }
-        high |= b
-        p &+= 1
-      }
-      guard p < end else {
-        throw BSONError(
-          .missingTerminator, "expected a key terminated by a zero byte before the end of the document",
-          offset: keyStart)
-      }
-      let keyLength = p &- keyStart
-      p &+= 1
-      if high >= 0x80 && checksUTF8, let bad = invalidUTF8Offset(base + keyStart, keyLength) {
-        throw BSONError(.invalidUTF8, "expected a UTF-8 key, found an invalid byte sequence", offset: keyStart + bad)
-      }
-      top.pointee.keyStart = keyStart
-      top.pointee.keyLength = keyLength
-      let index = top.pointee.index
-      if top.pointee.isArray && checksArrayKeys && !keyIsIndex(at: keyStart, length: keyLength, index: index) {
-        try arrayKeyError(at: keyStart, length: keyLength, index: index)
-      }
-      let depth = stack.count &- 1
-      switch type {
-      case 0x03, 0x04:
-        guard depth < maximumDepth else { throw depthError(at: p) }
-        try need(4, at: p, end: end, "an embedded document length")
-        stack.push(try open(at: p, limit: end, isArray: type == 0x04, scopeOf: -1))
-      case 0x0F:
-        try need(4, at: p, end: end, "a code-with-scope length")
-        let total = Int(base.int32LE(p))
-        guard total >= 14, total <= end - p else {
-          throw BSONError(
-            .invalidLength,
-            "code-with-scope length \(total) is below the minimum of 14 or runs past the end of the document (\(end - p) bytes left)",
-            offset: p)
-        }
-        let afterCode = try string(at: p + 4, end: p &+ total)
-        guard depth < maximumDepth else { throw depthError(at: p) }
-        stack.push(try open(at: afterCode, limit: p &+ total, isArray: false, scopeOf: p))
-      default:
-        top.pointee.p = try value(type: type, typeOffset: typeOffset, at: p, end: end)
-        top.pointee.index = index &+ 1
-        top.pointee.keyLength = -1
-      }
+    } catch {
+      // The key path comes from the stack: put the innermost document back on it.
+      stack.push(cur)
+      throw error
     }
   }
 

@@ -68,41 +68,43 @@ struct ExtendedJSONWriter {
   /// recursion, so that a document of any depth is written on any thread.
   mutating func document(_ doc: UnsafeRawPointer, isArray: Bool, level: Int) {
     withFrameStack(of: WriterFrame.self) { stack in
-      open(doc, isArray: isArray, level: level, scopeLevel: -1, on: &stack)
-      while stack.count > 0 {
-        let top = stack.top
-        let frame = top.pointee
-        guard frame.pos < frame.end else {
-          if pretty && !frame.first { newline(frame.level) }
-          out.append(frame.isArray ? UInt8(ascii: "]") : UInt8(ascii: "}"))
-          stack.pop()
-          if frame.scopeLevel >= 0 {
+      // The innermost open document stays in a local (in registers); its parents are on `stack`.
+      var cur = open(doc, isArray: isArray, level: level, scopeLevel: -1)
+      while true {
+        guard cur.pos < cur.end else {
+          if pretty && !cur.first { newline(cur.level) }
+          out.append(cur.isArray ? UInt8(ascii: "]") : UInt8(ascii: "}"))
+          if cur.scopeLevel >= 0 {
             // The end of a code-with-scope value, whose scope this was.
-            if pretty { newline(frame.scopeLevel) }
+            if pretty { newline(cur.scopeLevel) }
             out.append("}")
           }
+          guard stack.count > 0 else { return }
+          cur = stack.top.pointee
+          stack.pop()
           continue
         }
-        let doc = frame.doc
-        let type = doc.byte(frame.pos)
-        let key = doc + (frame.pos &+ 1)
+        let doc = cur.doc
+        let type = doc.byte(cur.pos)
+        let key = doc + (cur.pos &+ 1)
         let keyLength = strlen(key.assumingMemoryBound(to: CChar.self))
-        if !frame.first { out.append(UInt8(ascii: ",")) }
-        top.pointee.first = false
-        if pretty { newline(frame.level &+ 1) }
-        if !frame.isArray {
+        if !cur.first { out.append(UInt8(ascii: ",")) }
+        cur.first = false
+        if pretty { newline(cur.level &+ 1) }
+        if !cur.isArray {
           string(key, keyLength)
           token(":", ": ")
         }
-        let value = frame.pos &+ 1 &+ keyLength &+ 1
+        let value = cur.pos &+ 1 &+ keyLength &+ 1
         let p = doc + value
-        let level = frame.level &+ 1
+        let level = cur.level &+ 1
         switch type {
         case 0x03, 0x04:
-          top.pointee.pos = value &+ Int(p.int32LE(0))
-          open(p, isArray: type == 0x04, level: level, scopeLevel: -1, on: &stack)
+          cur.pos = value &+ Int(p.int32LE(0))
+          stack.push(cur)
+          cur = open(p, isArray: type == 0x04, level: level, scopeLevel: -1)
         case 0x0F:
-          top.pointee.pos = value &+ Int(p.int32LE(0))
+          cur.pos = value &+ Int(p.int32LE(0))
           let codeLength = Int(p.int32LE(4))
           if pretty {
             out.append("{")
@@ -117,24 +119,22 @@ struct ExtendedJSONWriter {
             string(p + 8, codeLength &- 1)
             out.append(#","$scope":"#)
           }
-          open(p + (8 &+ codeLength), isArray: false, level: level &+ 1, scopeLevel: level, on: &stack)
+          stack.push(cur)
+          cur = open(p + (8 &+ codeLength), isArray: false, level: level &+ 1, scopeLevel: level)
         default:
-          top.pointee.pos = value &+ self.value(type: type, p, level: level)
+          cur.pos = value &+ self.value(type: type, p, level: level)
         }
       }
     }
   }
 
-  /// Writes the opening bracket of a document or array and pushes its frame.
+  /// Writes the opening bracket of a document or array and returns its frame.
   @inline(__always)
-  mutating func open(
-    _ doc: UnsafeRawPointer, isArray: Bool, level: Int, scopeLevel: Int, on stack: inout FrameStack<WriterFrame>
-  ) {
+  mutating func open(_ doc: UnsafeRawPointer, isArray: Bool, level: Int, scopeLevel: Int) -> WriterFrame {
     out.append(isArray ? UInt8(ascii: "[") : UInt8(ascii: "{"))
     // Safe: the document was validated, so its length is at least 5 and every element is complete.
     let end = Int(doc.int32LE(0)) &- 1
-    stack.push(
-      WriterFrame(doc: doc, end: end, pos: 4, level: level, scopeLevel: scopeLevel, isArray: isArray, first: true))
+    return WriterFrame(doc: doc, end: end, pos: 4, level: level, scopeLevel: scopeLevel, isArray: isArray, first: true)
   }
 
   /// Writes one value and returns its length in bytes.
