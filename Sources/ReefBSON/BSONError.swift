@@ -84,8 +84,35 @@ public struct BSONError: Error, Hashable, Sendable, CustomStringConvertible {
     if let documentIndex { parts.append("document \(documentIndex)") }
     if let offset { parts.append("byte offset \(offset)") }
     if let line { parts.append("line \(line)" + (column.map { ", column \($0)" } ?? "")) }
-    if let path = dottedKeyPath { parts.append("key path '\(path)'") }
+    if !keyPath.isEmpty { parts.append("key path '\(Self.printableKeyPath(keyPath))'") }
     let location = parts.isEmpty ? "" : " at " + parts.joined(separator: ", ")
     return "\(kind)\(location): \(message)"
+  }
+}
+
+extension BSONError {
+  /// `keys` joined with dots, for a message printed to a terminal: control characters (C0, DEL
+  /// and C1) and backslashes are escaped as Extended JSON output escapes them (`\n`, `\t`,
+  /// `\u001b`, `\\`), so that a key read from the data cannot drive the terminal.
+  public static func printableKeyPath(_ keys: [String]) -> String {
+    var text = ""
+    for (i, key) in keys.enumerated() {
+      if i > 0 { text += "." }
+      for scalar in key.unicodeScalars {
+        switch scalar.value {
+        case 0x5C: text += "\\\\"
+        case 0x0A: text += "\\n"
+        case 0x0D: text += "\\r"
+        case 0x09: text += "\\t"
+        case 0x08: text += "\\b"
+        case 0x0C: text += "\\f"
+        case 0..<0x20, 0x7F..<0xA0:
+          let hex = String(scalar.value, radix: 16)
+          text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        default: text.unicodeScalars.append(scalar)
+        }
+      }
+    }
+    return text
   }
 }

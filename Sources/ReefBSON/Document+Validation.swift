@@ -7,13 +7,10 @@
 /// What validation checks and the limits it enforces.
 public struct ValidationOptions: Hashable, Sendable {
   /// The deepest nesting of embedded documents and arrays allowed below the top-level document.
-  /// MongoDB's limit, 100, is the default.
+  /// MongoDB's limit, 100, is the default; ``unlimitedDepth`` sets no limit.
   ///
-  /// Validation recurses once per level, using about 1 KiB of stack per level in a release build
-  /// (several times that in a debug or sanitizer build). A document nested deeper than the
-  /// validating thread's stack allows crashes instead of being refused, so keep the limit well
-  /// below the stack size divided by that: a few thousand levels on an 8 MiB main thread, a few
-  /// hundred on a 512 KiB secondary thread.
+  /// Validation does not recurse: it keeps the open documents in a list of its own (a few dozen
+  /// bytes per level, on the heap past 32 levels), so any limit is safe on any thread.
   public var maximumDepth: Int
   /// The largest top-level document, in bytes. The default is MongoDB's 16 MiB plus the 16 KiB
   /// it allows internally for command overhead, so that anything a server wrote can be read.
@@ -38,6 +35,9 @@ public struct ValidationOptions: Hashable, Sendable {
 
   /// MongoDB's limits, UTF-8 checked.
   public static let `default` = ValidationOptions()
+
+  /// A ``maximumDepth`` that no document can reach (its nesting is bounded by its size instead).
+  public static let unlimitedDepth = Int.max
 
   /// Whether every document these options accept is accepted by ``default`` too.
   var isAtLeastAsStrictAsDefault: Bool {
@@ -84,21 +84,68 @@ enum BSONValidator {
     let v = Validator(
       base: base, checksUTF8: options.checksUTF8, checksArrayKeys: options.checksArrayKeys,
       maximumDepth: options.maximumDepth)
-    try v.document(at: offset, limit: buffer.count, depth: 0, isArray: false)
+    try v.document(at: offset, limit: buffer.count, isArray: false)
     return length
   }
 }
 
+/// One document or array being walked by ``Validator``: where it ends, where its next element
+/// starts, and the key of the element being validated (for error key paths).
+struct ValidationFrame {
+  /// The offset of the document's terminating zero byte.
+  var end: Int
+  /// The offset of the next element's type byte.
+  var p: Int
+  /// The number of elements read so far (an array's next index).
+  var index: Int
+  /// The offset and length of the key of the element being validated; `keyLength` is -1 between elements.
+  var keyStart: Int
+  var keyLength: Int
+  /// For the scope of a code-with-scope value: the offset of that value; -1 otherwise.
+  var scopeOf: Int
+  var isArray: Bool
+}
+
 /// The validating walk. Offsets are relative to `base`; every read is bounds-checked against the
 /// end of the enclosing document before it happens.
+///
+/// The walk is a loop over an explicit stack of open documents, not a recursion, so any depth
+/// limit is safe on any thread: a document nested 100,000 levels deep costs about 5 MB of heap
+/// for its frames when no limit is set, never the thread's stack.
 struct Validator {
   let base: UnsafeRawPointer
   let checksUTF8: Bool
   let checksArrayKeys: Bool
   let maximumDepth: Int
 
-  /// Validates a document at `start` that must end at or before `limit`.
-  func document(at start: Int, limit: Int, depth: Int, isArray: Bool) throws(BSONError) {
+  /// Validates a document at `start` that must end at or before `limit`, with everything nested in it.
+  func document(at start: Int, limit: Int, isArray: Bool) throws(BSONError) {
+    try withFrameStack(of: ValidationFrame.self) { (stack) throws(BSONError) in
+      do throws(BSONError) {
+        try walk(at: start, limit: limit, isArray: isArray, stack: &stack)
+      } catch {
+        var error = error
+        error.keyPath.insert(contentsOf: keyPath(stack), at: 0)
+        throw error
+      }
+    }
+  }
+
+  /// The keys of the elements being validated, from the outermost document in.
+  @inline(never)
+  func keyPath(_ stack: FrameStack<ValidationFrame>) -> [String] {
+    var path: [String] = []
+    path.reserveCapacity(stack.count)
+    for i in 0..<stack.count {
+      let frame = stack.frames[i]
+      if frame.keyLength >= 0 { path.append(key(at: frame.keyStart, length: frame.keyLength)) }
+    }
+    return path
+  }
+
+  /// Checks a document's header and terminator and returns its frame.
+  @inline(__always)
+  func open(at start: Int, limit: Int, isArray: Bool, scopeOf: Int) throws(BSONError) -> ValidationFrame {
     guard limit - start >= 5 else {
       throw BSONError(
         .truncated, "expected a document of at least 5 bytes, found \(max(0, limit - start))", offset: start)
@@ -119,43 +166,107 @@ struct Validator {
         .missingTerminator, "expected the document to end with a zero byte, found 0x\(hex(base.byte(end)))",
         offset: end)
     }
-    var p = start &+ 4
-    var index = 0
-    while p < end {
-      let typeOffset = p
-      let type = base.byte(p)
-      p &+= 1
-      // Find the key's terminator before the document's terminator, noting any non-ASCII byte.
-      let keyStart = p
-      var high: UInt8 = 0
-      while p < end {
-        let b = base.byte(p)
-        if b == 0 { break }
-        high |= b
+    return ValidationFrame(
+      end: end, p: start &+ 4, index: 0, keyStart: 0, keyLength: -1, scopeOf: scopeOf, isArray: isArray)
+  }
+
+  /// The loop: validates elements of the innermost open document, opening embedded documents,
+  /// arrays and scopes as they come and closing each at its terminator.
+  func walk(at start: Int, limit: Int, isArray: Bool, stack: inout FrameStack<ValidationFrame>) throws(BSONError) {
+    // The innermost open document stays in a local (in registers); its parents are on `stack`.
+    var cur = ValidationFrame(end: 0, p: 0, index: 0, keyStart: 0, keyLength: -1, scopeOf: -1, isArray: isArray)
+    do throws(BSONError) {
+      cur = try open(at: start, limit: limit, isArray: isArray, scopeOf: -1)
+      while true {
+        var p = cur.p
+        let end = cur.end
+        guard p < end else {
+          // The document is complete: close it and go on after it in its parent.
+          guard stack.count > 0 else { return }
+          let child = cur
+          cur = stack.top.pointee
+          stack.pop()
+          if child.scopeOf >= 0 {
+            let total = Int(base.int32LE(child.scopeOf))
+            let scopeEnd = child.end &+ 1
+            guard scopeEnd == child.scopeOf &+ total else {
+              throw BSONError(
+                .invalidLength,
+                "code-with-scope length \(total) disagrees with its contents, which end after \(scopeEnd - child.scopeOf) bytes",
+                offset: child.scopeOf)
+            }
+          }
+          cur.p = child.end &+ 1
+          cur.index &+= 1
+          cur.keyLength = -1
+          continue
+        }
+        let typeOffset = p
+        let type = base.byte(p)
         p &+= 1
-      }
-      guard p < end else {
-        throw BSONError(
-          .missingTerminator, "expected a key terminated by a zero byte before the end of the document",
-          offset: keyStart)
-      }
-      let keyLength = p &- keyStart
-      p &+= 1
-      if high >= 0x80 && checksUTF8, let bad = invalidUTF8Offset(base + keyStart, keyLength) {
-        throw BSONError(.invalidUTF8, "expected a UTF-8 key, found an invalid byte sequence", offset: keyStart + bad)
-      }
-      do throws(BSONError) {
-        if isArray && checksArrayKeys && !keyIsIndex(at: keyStart, length: keyLength, index: index) {
+        // Find the key's terminator before the document's terminator, noting any non-ASCII byte.
+        let keyStart = p
+        var high: UInt8 = 0
+        while p < end {
+          let b = base.byte(p)
+          if b == 0 { break }
+          high |= b
+          p &+= 1
+        }
+        guard p < end else {
+          throw BSONError(
+            .missingTerminator, "expected a key terminated by a zero byte before the end of the document",
+            offset: keyStart)
+        }
+        let keyLength = p &- keyStart
+        p &+= 1
+        if high >= 0x80 && checksUTF8, let bad = invalidUTF8Offset(base + keyStart, keyLength) {
+          throw BSONError(
+            .invalidUTF8, "expected a UTF-8 key, found an invalid byte sequence", offset: keyStart + bad)
+        }
+        cur.keyStart = keyStart
+        cur.keyLength = keyLength
+        let index = cur.index
+        if cur.isArray && checksArrayKeys && !keyIsIndex(at: keyStart, length: keyLength, index: index) {
           try arrayKeyError(at: keyStart, length: keyLength, index: index)
         }
-        p = try value(type: type, typeOffset: typeOffset, at: p, end: end, depth: depth)
-      } catch {
-        var error = error
-        error.keyPath.insert(key(at: keyStart, length: keyLength), at: 0)
-        throw error
+        switch type {
+        case 0x03, 0x04:
+          guard stack.count < maximumDepth else { throw depthError(at: p) }
+          try need(4, at: p, end: end, "an embedded document length")
+          let child = try open(at: p, limit: end, isArray: type == 0x04, scopeOf: -1)
+          stack.push(cur)
+          cur = child
+        case 0x0F:
+          try need(4, at: p, end: end, "a code-with-scope length")
+          let total = Int(base.int32LE(p))
+          guard total >= 14, total <= end - p else {
+            throw BSONError(
+              .invalidLength,
+              "code-with-scope length \(total) is below the minimum of 14 or runs past the end of the document (\(end - p) bytes left)",
+              offset: p)
+          }
+          let afterCode = try string(at: p + 4, end: p &+ total)
+          guard stack.count < maximumDepth else { throw depthError(at: p) }
+          let child = try open(at: afterCode, limit: p &+ total, isArray: false, scopeOf: p)
+          stack.push(cur)
+          cur = child
+        default:
+          cur.p = try value(type: type, typeOffset: typeOffset, at: p, end: end)
+          cur.index = index &+ 1
+          cur.keyLength = -1
+        }
       }
-      index &+= 1
+    } catch {
+      // The key path comes from the stack: put the innermost document back on it.
+      stack.push(cur)
+      throw error
     }
+  }
+
+  @inline(never)
+  func depthError(at p: Int) -> BSONError {
+    BSONError(.depthLimitExceeded, "documents are nested deeper than the limit of \(maximumDepth)", offset: p)
   }
 
   @inline(never)
@@ -231,23 +342,15 @@ struct Validator {
     return p &+ n &+ 1
   }
 
-  /// Validates the value of an element and returns the offset after it.
+  /// Validates the value of an element that holds no document and returns the offset after it.
   @inline(__always)
-  func value(type: UInt8, typeOffset: Int, at p: Int, end: Int, depth: Int) throws(BSONError) -> Int {
+  func value(type: UInt8, typeOffset: Int, at p: Int, end: Int) throws(BSONError) -> Int {
     switch type {
     case 0x01, 0x09, 0x11, 0x12:
       try need(8, at: p, end: end, "a \(BSONType(rawValue: type)) value")
       return p &+ 8
     case 0x02, 0x0D, 0x0E:
       return try string(at: p, end: end)
-    case 0x03, 0x04:
-      guard depth < maximumDepth else {
-        throw BSONError(
-          .depthLimitExceeded, "documents are nested deeper than the limit of \(maximumDepth)", offset: p)
-      }
-      try need(4, at: p, end: end, "an embedded document length")
-      try document(at: p, limit: end, depth: depth &+ 1, isArray: type == 0x04)
-      return p &+ Int(base.int32LE(p))
     case 0x05:
       try need(5, at: p, end: end, "a binary length and subtype")
       let n = Int(base.int32LE(p))
@@ -291,29 +394,6 @@ struct Validator {
     case 0x13:
       try need(16, at: p, end: end, "a Decimal128")
       return p &+ 16
-    case 0x0F:
-      try need(4, at: p, end: end, "a code-with-scope length")
-      let total = Int(base.int32LE(p))
-      guard total >= 14, total <= end - p else {
-        throw BSONError(
-          .invalidLength,
-          "code-with-scope length \(total) is below the minimum of 14 or runs past the end of the document (\(end - p) bytes left)",
-          offset: p)
-      }
-      let valueEnd = p &+ total
-      let afterCode = try string(at: p + 4, end: valueEnd)
-      guard depth < maximumDepth else {
-        throw BSONError(.depthLimitExceeded, "documents are nested deeper than the limit of \(maximumDepth)", offset: p)
-      }
-      try document(at: afterCode, limit: valueEnd, depth: depth &+ 1, isArray: false)
-      let scopeEnd = afterCode &+ Int(base.int32LE(afterCode))
-      guard scopeEnd == valueEnd else {
-        throw BSONError(
-          .invalidLength,
-          "code-with-scope length \(total) disagrees with its contents, which end after \(scopeEnd - p) bytes",
-          offset: p)
-      }
-      return valueEnd
     default:
       throw BSONError(
         .unknownType, "expected a BSON type byte, found 0x\(hex(type))", offset: typeOffset)

@@ -515,6 +515,9 @@ extension ExtendedJSONReader {
       let (mark, n) = try stringToTail(slot, "a string")
       let text = String(decoding: UnsafeBufferPointer(start: out.base + mark, count: n), as: UTF8.self)
       guard let ms = ISO8601.parse(text) else {
+        if let problem = ISO8601.impossibleDay(in: text) {
+          throw badString(slot, mark: mark, n, "a date that exists (\(problem))")
+        }
         throw badString(slot, mark: mark, n, "an ISO-8601 date-time such as \"1970-01-01T00:00:00Z\"")
       }
       out.count = mark

@@ -4,6 +4,21 @@
   import Darwin
 #endif
 
+/// A document or array being written by ``ExtendedJSONWriter/document(_:isArray:level:)``.
+struct WriterFrame {
+  /// The document's length prefix.
+  var doc: UnsafeRawPointer
+  /// The offset of its terminating zero byte, and of its next element.
+  var end: Int
+  var pos: Int
+  /// Its indentation level, and for a code-with-scope's scope, that value's level (-1 otherwise).
+  var level: Int
+  var scopeLevel: Int
+  var isArray: Bool
+  /// Whether no element has been written yet.
+  var first: Bool
+}
+
 /// Writes Extended JSON v2 straight from validated BSON bytes: no `BSON` values or strings are
 /// created except for doubles (shortest round-trip digits) and Decimal128 values.
 ///
@@ -48,32 +63,78 @@ struct ExtendedJSONWriter {
   }
 
   /// Writes the document or array whose length prefix is at `doc`; `level` is its indentation level.
+  ///
+  /// Nested documents, arrays and scopes are written by a loop over a ``FrameStack``, not by
+  /// recursion, so that a document of any depth is written on any thread.
   mutating func document(_ doc: UnsafeRawPointer, isArray: Bool, level: Int) {
+    withFrameStack(of: WriterFrame.self) { stack in
+      // The innermost open document stays in a local (in registers); its parents are on `stack`.
+      var cur = open(doc, isArray: isArray, level: level, scopeLevel: -1)
+      while true {
+        guard cur.pos < cur.end else {
+          if pretty && !cur.first { newline(cur.level) }
+          out.append(cur.isArray ? UInt8(ascii: "]") : UInt8(ascii: "}"))
+          if cur.scopeLevel >= 0 {
+            // The end of a code-with-scope value, whose scope this was.
+            if pretty { newline(cur.scopeLevel) }
+            out.append("}")
+          }
+          guard stack.count > 0 else { return }
+          cur = stack.top.pointee
+          stack.pop()
+          continue
+        }
+        let doc = cur.doc
+        let type = doc.byte(cur.pos)
+        let key = doc + (cur.pos &+ 1)
+        let keyLength = strlen(key.assumingMemoryBound(to: CChar.self))
+        if !cur.first { out.append(UInt8(ascii: ",")) }
+        cur.first = false
+        if pretty { newline(cur.level &+ 1) }
+        if !cur.isArray {
+          string(key, keyLength)
+          token(":", ": ")
+        }
+        let value = cur.pos &+ 1 &+ keyLength &+ 1
+        let p = doc + value
+        let level = cur.level &+ 1
+        switch type {
+        case 0x03, 0x04:
+          cur.pos = value &+ Int(p.int32LE(0))
+          stack.push(cur)
+          cur = open(p, isArray: type == 0x04, level: level, scopeLevel: -1)
+        case 0x0F:
+          cur.pos = value &+ Int(p.int32LE(0))
+          let codeLength = Int(p.int32LE(4))
+          if pretty {
+            out.append("{")
+            newline(level &+ 1)
+            out.append(#""$code": "#)
+            string(p + 8, codeLength &- 1)
+            out.append(",")
+            newline(level &+ 1)
+            out.append(#""$scope": "#)
+          } else {
+            out.append(#"{"$code":"#)
+            string(p + 8, codeLength &- 1)
+            out.append(#","$scope":"#)
+          }
+          stack.push(cur)
+          cur = open(p + (8 &+ codeLength), isArray: false, level: level &+ 1, scopeLevel: level)
+        default:
+          cur.pos = value &+ self.value(type: type, p, level: level)
+        }
+      }
+    }
+  }
+
+  /// Writes the opening bracket of a document or array and returns its frame.
+  @inline(__always)
+  mutating func open(_ doc: UnsafeRawPointer, isArray: Bool, level: Int, scopeLevel: Int) -> WriterFrame {
+    out.append(isArray ? UInt8(ascii: "[") : UInt8(ascii: "{"))
     // Safe: the document was validated, so its length is at least 5 and every element is complete.
     let end = Int(doc.int32LE(0)) &- 1
-    var pos = 4
-    out.append(isArray ? UInt8(ascii: "[") : UInt8(ascii: "{"))
-    if pos == end {
-      out.append(isArray ? UInt8(ascii: "]") : UInt8(ascii: "}"))
-      return
-    }
-    var first = true
-    while pos < end {
-      let type = doc.byte(pos)
-      let key = doc + (pos &+ 1)
-      let keyLength = strlen(key.assumingMemoryBound(to: CChar.self))
-      if !first { out.append(UInt8(ascii: ",")) }
-      first = false
-      if pretty { newline(level &+ 1) }
-      if !isArray {
-        string(key, keyLength)
-        token(":", ": ")
-      }
-      let value = pos &+ 1 &+ keyLength &+ 1
-      pos = value &+ self.value(type: type, doc + value, level: level &+ 1)
-    }
-    if pretty { newline(level) }
-    out.append(isArray ? UInt8(ascii: "]") : UInt8(ascii: "}"))
+    return WriterFrame(doc: doc, end: end, pos: 4, level: level, scopeLevel: scopeLevel, isArray: isArray, first: true)
   }
 
   /// Writes one value and returns its length in bytes.

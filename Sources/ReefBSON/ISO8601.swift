@@ -38,8 +38,38 @@ public enum ISO8601 {
     return s + "Z"
   }
 
+  /// The number of days in `month` (1…12) of `year`, in the proleptic Gregorian calendar.
+  static func daysIn(year: Int64, month: Int64) -> Int64 {
+    switch month {
+    case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+    case 4, 6, 9, 11: 30
+    default: 31
+    }
+  }
+
+  /// For text starting `YYYY-MM-DD` whose day does not exist in its month (`2020-02-30`), what
+  /// is wrong with it ("2020-02 has 29 days, found day 30"); `nil` otherwise.
+  static func impossibleDay(in text: some StringProtocol) -> String? {
+    let u = Array(text.utf8.prefix(10))
+    guard u.count == 10, u[4] == 45, u[7] == 45 else { return nil }
+    func number(_ range: Range<Int>) -> Int64? {
+      var v: Int64 = 0
+      for c in u[range] {
+        guard c >= 48 && c <= 57 else { return nil }
+        v = v * 10 + Int64(c - 48)
+      }
+      return v
+    }
+    guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10), (1...12).contains(month)
+    else { return nil }
+    let days = daysIn(year: year, month: month)
+    guard day == 0 || day > days else { return nil }
+    return "\(String(decoding: u[0..<7], as: UTF8.self)) has \(days) days, found day \(day)"
+  }
+
   /// Parses `YYYY-MM-DDTHH:MM[:SS[.fraction]](Z|±HH:MM|±HHMM)` into milliseconds since the epoch
-  /// (fractions beyond milliseconds are truncated). `nil` when the text is not of that form.
+  /// (fractions beyond milliseconds are truncated). `nil` when the text is not of that form or
+  /// names a day that its month does not have (`2020-02-30`).
   public static func parse(_ text: some StringProtocol) -> Int64? {
     let u = Array(text.utf8)
     var i = 0
@@ -60,7 +90,7 @@ public enum ISO8601 {
       return true
     }
     guard let year = number(4), expect(45), let month = number(2), expect(45), let day = number(2),
-      (1...12).contains(month), (1...31).contains(day)
+      (1...12).contains(month), day >= 1, day <= daysIn(year: year, month: month)
     else { return nil }
     guard i < u.count, u[i] == UInt8(ascii: "T") || u[i] == UInt8(ascii: "t") || u[i] == 32 else { return nil }
     i += 1

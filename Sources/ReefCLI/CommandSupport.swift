@@ -88,11 +88,15 @@ enum InputFormat: Equatable {
   /// limit, so the top byte is zero; JSON text never starts that way (its bytes are printable or
   /// whitespace). That test comes first, because a BSON length can itself start with the byte
   /// `{` (a 123-byte document) or with whitespace. Otherwise the input is JSON when its first
-  /// non-whitespace byte is `{` or `[` (or there is only whitespace), and BSON when not.
+  /// non-whitespace byte is `{` or `[` (or there is only whitespace), and BSON when not. Input
+  /// that starts with a UTF-8 byte-order mark is JSON (the JSON parser skips the mark).
   static func detect(_ source: ByteSource, maximumSize: Int = ValidationOptions.default.maximumSize)
     throws(BSONError) -> InputFormat
   {
     var prefix = try source.peek(count: 4)
+    // After a byte-order mark, JSON text goes on with a non-zero byte; a BSON length starting
+    // EF BB BF would need a zero fourth byte (a 12 MB document).
+    if prefix.starts(with: [0xEF, 0xBB, 0xBF]) && (prefix.count < 4 || prefix[3] != 0) { return .json }
     if prefix.count == 4 {
       let length = Int(prefix[0]) | Int(prefix[1]) << 8 | Int(prefix[2]) << 16 | Int(prefix[3]) << 24
       if length >= 5 && length <= maximumSize { return .bson }
@@ -116,29 +120,79 @@ enum InputFormat: Equatable {
 
 /// Validation limits shared by the commands that read BSON.
 public struct ValidationFlags: ParsableArguments {
-  /// The deepest nesting of documents and arrays accepted.
+  /// The deepest nesting of documents and arrays accepted; `nil` for the command's default.
   @Option(
     name: .customLong("max-depth"),
     help: ArgumentHelp(
-      "Deepest nesting of documents and arrays accepted, up to \(ValidationFlags.largestMaximumDepth)"
-        + " (MongoDB's limit is 100).", valueName: "n"))
-  public var maximumDepth: Int = ValidationOptions.default.maximumDepth
+      "Deepest nesting of documents and arrays accepted (default: no limit for files read and written;"
+        + " 100, MongoDB's limit, for what a store keeps).", valueName: "n"))
+  public var maximumDepth: Int?
+
+  /// Whether array keys must be "0", "1", … in order.
+  @Flag(
+    name: .customLong("strict-array-keys"),
+    help: ArgumentHelp(
+      "Refuse arrays whose keys are not \"0\", \"1\", … in order. By default they are read, as libbson and"
+        + " MongoDB read them (the BSON corpus calls them degenerate), and printed renumbered."))
+  public var strictArrayKeys = false
 
   /// Creates the flags (ArgumentParser fills in their values).
   public init() {}
 
-  /// The largest `--max-depth`: validation recurses once per level (about 1 KiB of stack each in
-  /// a release build), and a deeper limit would let a deep enough file overflow the stack (a
-  /// crash at about 8,000 levels on an 8 MiB main thread) instead of being refused.
-  public static let largestMaximumDepth = 1_000
-
   /// Checks that the depth is usable.
   public func validate() throws {
-    guard (0...Self.largestMaximumDepth).contains(maximumDepth) else {
-      throw ValidationError("--max-depth must be from 0 to \(Self.largestMaximumDepth), found \(maximumDepth)")
+    if let maximumDepth, maximumDepth < 0 {
+      throw ValidationError("--max-depth must be 0 or more, found \(maximumDepth)")
     }
   }
 
-  /// The library options these flags describe.
-  public var options: ValidationOptions { ValidationOptions(maximumDepth: maximumDepth) }
+  /// The library options these flags describe for a file tool (`dump`, `convert`, `query`,
+  /// `validate`): no depth limit unless `--max-depth` sets one. Validation and Extended JSON
+  /// output do not recurse, so any depth is safe.
+  public var options: ValidationOptions { options(defaultDepth: ValidationOptions.unlimitedDepth) }
+
+  /// The library options these flags describe, with `defaultDepth` when `--max-depth` is absent.
+  public func options(defaultDepth: Int) -> ValidationOptions {
+    ValidationOptions(maximumDepth: maximumDepth ?? defaultDepth, checksArrayKeys: strictArrayKeys)
+  }
+}
+
+/// `--skip-invalid` for the commands that read a BSON stream (`dump`, `convert`, `query`).
+public struct SkipFlags: ParsableArguments {
+  /// Whether to step over damaged documents.
+  @Flag(
+    help: ArgumentHelp(
+      "Skip each damaged document of a BSON stream and go on with the next, as bsondump does, when the"
+        + " stream's framing allows (its length prefix is plausible). Each skipped document is reported on"
+        + " standard error with its index, byte offset and reason, and the exit code is then 1."))
+  public var skipInvalid = false
+
+  /// Creates the flags (ArgumentParser fills in their values).
+  public init() {}
+
+  /// With `--skip-invalid`, makes `reader` report each damaged document it steps over on
+  /// standard error, and returns the counter of those documents; `nil` without the flag.
+  func install(on reader: inout BSONStreamReader, input: String) -> SkipCounter? {
+    guard skipInvalid else { return nil }
+    let counter = SkipCounter()
+    let name = input == "-" ? "<stdin>" : input
+    reader.onDamagedDocument = { error in
+      counter.count += 1
+      printError("reef: skipped: \(name): \(error)")
+    }
+    return counter
+  }
+}
+
+/// The number of damaged documents a reader stepped over.
+final class SkipCounter {
+  var count = 0
+
+  /// Reports the total on standard error and returns the exit code to throw (1) when any
+  /// document was skipped; `nil` when none was.
+  func failureIfAny() -> ExitCode? {
+    guard count > 0 else { return nil }
+    printError("reef: \(count == 1 ? "1 document" : "\(count) documents") skipped")
+    return ExitCode.failure
+  }
 }

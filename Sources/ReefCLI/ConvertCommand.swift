@@ -18,7 +18,9 @@ public struct ConvertCommand: ParsableCommand {
       when its name ends in .gz. Binary BSON is not written to a terminal.
 
       Bad input exits with code 1 after converting the documents before it; the error names \
-      the line and column (JSON) or the document index and byte offset (BSON).
+      the line and column (JSON) or the document index and byte offset (BSON). With \
+      --skip-invalid, a damaged BSON document whose length prefix is plausible is reported and \
+      skipped, and the conversion goes on (exit code 1).
 
       Examples:
         reef convert people.json --to bson -o people.bson
@@ -54,6 +56,9 @@ public struct ConvertCommand: ParsableCommand {
   /// Validation limits.
   @OptionGroup public var validation: ValidationFlags
 
+  /// Whether to step over damaged BSON documents.
+  @OptionGroup public var skipping: SkipFlags
+
   /// Whether to indent JSON output.
   @Flag(help: "Indent each JSON document over several lines.")
   public var pretty = false
@@ -78,6 +83,7 @@ public struct ConvertCommand: ParsableCommand {
   public func run() throws {
     var sink: ByteSink?
     var failed: BSONError?
+    var skipped: SkipCounter?
     do throws(BSONError) {
       let source = try ByteSource(path: path)
       let out = try ByteSink(path: output)
@@ -85,10 +91,11 @@ public struct ConvertCommand: ParsableCommand {
       switch try InputFormat.detect(source) {
       case .bson:
         var reader = BSONStreamReader(source: source, options: validation.options)
+        skipped = skipping.install(on: &reader, input: path)
         while let document = try reader.next() { try emit(document, to: out) }
       case .json:
         var parser = ExtendedJSONParser(bytes: try source.readAll())
-        // The parser allows MongoDB's 100 levels; a stricter --max-depth is checked here.
+        // The parser allows MongoDB's 100 levels (it recurses); a stricter --max-depth is checked here.
         let options = validation.options
         let recheck = options.maximumDepth < ValidationOptions.default.maximumDepth
         var index = 0
@@ -112,8 +119,10 @@ public struct ConvertCommand: ParsableCommand {
     }
     if let failed {
       try? sink?.close()  // Keep what was converted before the bad document.
+      _ = skipped?.failureIfAny()
       throw failure(failed, input: path)
     }
+    if let code = skipped?.failureIfAny() { throw code }
   }
 
   private func emit(_ document: Document, to out: ByteSink) throws(BSONError) {

@@ -14,7 +14,9 @@ public struct DumpCommand: ParsableCommand {
 
       If a document is malformed, the documents before it are printed, then the error is \
       reported on standard error with the document's index (from 0), the byte offset of the \
-      problem in the stream and the reason, and the exit code is 1.
+      problem in the stream and the reason, and the exit code is 1. With --skip-invalid, a \
+      damaged document whose length prefix is plausible is reported the same way and skipped, \
+      and the dump goes on with the next one (the exit code is still 1).
 
       Examples:
         reef dump dump/shop/orders.bson
@@ -34,6 +36,9 @@ public struct DumpCommand: ParsableCommand {
   /// Validation limits.
   @OptionGroup public var validation: ValidationFlags
 
+  /// Whether to step over damaged documents.
+  @OptionGroup public var skipping: SkipFlags
+
   /// Whether to indent each document over several lines.
   @Flag(help: "Indent each document over several lines.")
   public var pretty = false
@@ -44,8 +49,10 @@ public struct DumpCommand: ParsableCommand {
   /// Dumps the input.
   public func run() throws {
     let out = try ByteSink.standardOutput()
+    var skipped: SkipCounter?
     do throws(BSONError) {
       var reader = try BSONStreamReader(path: path, options: validation.options)
+      skipped = skipping.install(on: &reader, input: path)
       let mode = format.mode
       let pretty = pretty
       // Output is written in large chunks; a person watching a terminal sees each document at once.
@@ -57,7 +64,9 @@ public struct DumpCommand: ParsableCommand {
       try out.close()
     } catch {
       try? out.close()  // Print the documents before the bad one, then the error.
+      _ = skipped?.failureIfAny()
       throw failure(error, input: path)
     }
+    if let code = skipped?.failureIfAny() { throw code }
   }
 }

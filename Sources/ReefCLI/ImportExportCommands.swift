@@ -98,7 +98,10 @@ public struct ImportCommand: ParsableCommand {
     let report = try withStore(storeOptions.store, readOnly: false) { store in
       let bar = ProgressBar.onTerminal()
       defer { bar?.finish() }
-      let dumpSource = try DumpSource(path: source, options: validation.options)
+      // What the store keeps has MongoDB's limits: 100 levels, array keys "0", "1", … in order.
+      var readOptions = validation.options(defaultDepth: ValidationOptions.default.maximumDepth)
+      readOptions.checksArrayKeys = true
+      let dumpSource = try DumpSource(path: source, options: readOptions)
       return try store.importDump(from: dumpSource, options: options) { progress in
         bar?.update(
           done: progress.bytesRead, total: progress.totalBytes,

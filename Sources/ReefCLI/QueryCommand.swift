@@ -34,7 +34,8 @@ public struct QueryCommand: ParsableCommand {
       which may end in SORT(…), DISTINCT(…) and LIMIT(…).
 
       A filter or predicate that cannot be compiled exits 1 with the position of the problem; \
-      a malformed document in the stream is reported as by reef dump (exit 1).
+      a malformed document in the stream is reported as by reef dump (exit 1), and skipped with \
+      --skip-invalid as reef dump skips it.
 
       Examples:
         reef query contacts.bson --filter '{"address.city": "Los Angeles"}'
@@ -59,16 +60,28 @@ public struct QueryCommand: ParsableCommand {
   public var collection: String?
 
   /// A MongoDB filter document.
-  @Option(help: ArgumentHelp("A MongoDB filter document (Extended JSON).", valueName: "json"))
+  // The next argument is the value even when it starts with "-" (a negative --arg, a predicate
+  // starting with a minus): --filter=-… works as well.
+  @Option(
+    parsing: .unconditional,
+    help: ArgumentHelp(
+      "A MongoDB filter document (Extended JSON). The next argument is taken as the filter even when it"
+        + " starts with -; --filter=<json> works too.", valueName: "json"))
   public var filter: String?
 
   /// A Realm-style predicate.
-  @Option(name: .customLong("where"), help: ArgumentHelp("A Realm-style predicate string.", valueName: "predicate"))
+  @Option(
+    name: .customLong("where"), parsing: .unconditional,
+    help: ArgumentHelp(
+      "A Realm-style predicate string (taken as given even when it starts with -; --where=<predicate> works too).",
+      valueName: "predicate"))
   public var predicate: String?
 
   /// Arguments for the predicate's `%@` and `$0…$n`.
   @Option(
-    name: .customLong("arg"), help: ArgumentHelp("A predicate argument (Extended JSON value).", valueName: "value"))
+    name: .customLong("arg"), parsing: .unconditionalSingleValue,
+    help: ArgumentHelp(
+      "A predicate argument (Extended JSON value; -5 is a value, not an option).", valueName: "value"))
   public var arguments: [String] = []
 
   /// A MongoDB sort document.
@@ -111,6 +124,9 @@ public struct QueryCommand: ParsableCommand {
 
   /// Validation limits.
   @OptionGroup public var validation: ValidationFlags
+
+  /// Whether to step over damaged documents.
+  @OptionGroup public var skipping: SkipFlags
 
   /// Creates the command (ArgumentParser fills in its properties).
   public init() {}
@@ -161,6 +177,7 @@ public struct QueryCommand: ParsableCommand {
     } catch {
       throw failure(error, input: path)
     }
+    let skipped = skipping.install(on: &reader, input: path)
     // Each document is tested as it is read; a sort keeps a top-k, or spills past --sort-memory.
     var results = FindStream(reader, query: query, options: options)
     defer { results.close() }
@@ -169,11 +186,14 @@ public struct QueryCommand: ParsableCommand {
       try out.close()
     } catch let error as BSONError {
       try? out.close()
+      _ = skipped?.failureIfAny()
       throw failure(error, input: path)
     } catch {
       try? out.close()
+      _ = skipped?.failureIfAny()
       throw failure(error)
     }
+    if let code = skipped?.failureIfAny() { throw code }
   }
 
   /// Runs the query on a collection of a store (through its indexes when they help).
@@ -229,8 +249,14 @@ public struct QueryCommand: ParsableCommand {
       }
       return try compiled("--where") { () throws(QueryError) in try Query(predicate: predicate, arguments: values) }
     }
-    guard let filter, !filter.allSatisfy(\.isWhitespace) else {
+    guard let filter else {
       return try compiled("--filter") { () throws(QueryError) in try Query(.constant(true)) }
+    }
+    if filter.allSatisfy(\.isWhitespace) {
+      throw CommandError(
+        message:
+          "--filter: expected a filter document such as {\"a\": 1}, found an empty string (leave out --filter, or"
+          + " give {}, to match every document)")
     }
     let document = try parseJSON(filter, option: "--filter")
     return try compiled("--filter") { () throws(QueryError) in try Query(filter: document) }
@@ -249,7 +275,7 @@ private func compiled<T>(_ option: String, _ body: () throws(QueryError) -> T) t
   } catch {
     var message = "\(option): \(error.message)"
     if let column = error.column { message += " (column \(column))" }
-    if !error.keyPath.isEmpty { message += " (at \(error.keyPath.joined(separator: ".")))" }
+    if !error.keyPath.isEmpty { message += " (at \(BSONError.printableKeyPath(error.keyPath)))" }
     throw CommandError(message: message)
   }
 }

@@ -9,8 +9,10 @@ public struct ValidateCommand: ParsableCommand {
     abstract: "Check that every document of a BSON stream is valid.",
     discussion: """
       Validates every document of a BSON stream (a .bson file, gzip-compressed when it ends in \
-      .gz or starts with the gzip magic bytes): lengths, terminators, type bytes, UTF-8, array \
-      keys, nesting depth (at most 100) and size (at most 16 MiB + 16 KiB).
+      .gz or starts with the gzip magic bytes): lengths, terminators, type bytes, UTF-8, size \
+      (at most 16 MiB + 16 KiB) and, with --max-depth, nesting depth. Arrays whose keys are \
+      not "0", "1", … in order are valid, as libbson reads them, unless --strict-array-keys is \
+      given.
 
       When all are valid, prints a summary such as "3 documents, 1234 bytes, all valid" and \
       exits 0. Otherwise reports the first error on standard error, with the document's index \

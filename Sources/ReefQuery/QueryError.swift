@@ -81,7 +81,7 @@ public struct QueryError: Error, Hashable, Sendable, CustomStringConvertible {
   public var description: String {
     var text = message
     if let column { text += " (at column \(column))" }
-    if !keyPath.isEmpty { text += " (at \(keyPath.joined(separator: ".")))" }
+    if !keyPath.isEmpty { text += " (at \(BSONError.printableKeyPath(keyPath)))" }
     return text
   }
 }

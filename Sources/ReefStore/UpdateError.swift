@@ -1,3 +1,4 @@
+import ReefBSON
 import ReefQuery
 
 /// Why an update document was rejected, or why it cannot apply to a document.
@@ -74,6 +75,6 @@ public struct UpdateError: Error, Hashable, Sendable, CustomStringConvertible {
 
   /// The message, followed by the path when there is one.
   public var description: String {
-    keyPath.isEmpty ? message : "\(message) (at \(keyPath.joined(separator: ".")))"
+    keyPath.isEmpty ? message : "\(message) (at \(BSONError.printableKeyPath(keyPath)))"
   }
 }

@@ -148,6 +148,27 @@ struct BSONDumpTestdataTests {
     #expect(error.keyPath == ["b\u{1}\u{E}"])
   }
 
+  @Test(
+    "onDamagedDocument: bad_type.bson and bad_cstring.bson give their three good documents",
+    .enabled(if: directory != nil))
+  func skippingReader() throws {
+    for name in ["bad_type.bson", "bad_cstring.bson"] {
+      let path = try #require(Self.directory).appendingPathComponent(name).path
+      var reader = try BSONStreamReader(path: path)
+      final class Errors { var list: [BSONError] = [] }
+      let errors = Errors()
+      reader.onDamagedDocument = { errors.list.append($0) }
+      var documents: [Document] = []
+      while let document = try reader.next() { documents.append(document) }
+      #expect(documents.map(\.byteCount) == [82, 48, 71], "\(name)")
+      #expect(errors.list.map(\.documentIndex) == [0], "\(name)")
+      #expect(errors.list.map(\.offset) == [name == "bad_type.bson" ? 0x15 : 0x25], "\(name)")
+      #expect(reader.documentsSkipped == 1)
+      #expect(reader.documentsRead == 4)
+      #expect(reader.bytesRead == 283)
+    }
+  }
+
   @Test("bad_type.bson: an undefined type byte", .enabled(if: directory != nil))
   func badType() throws {
     // sample.bson with the type byte of field "a" (offset 0x15, after the 17-byte _id element)

@@ -292,14 +292,6 @@ struct CodableEncoderLifetimeTests {
   func pathsOfEveryAncestorWhileNested(depth: Int) throws {
     if depth > 100
       && Sanitizer.skipped(
-        under: [.address], "pathsOfEveryAncestorWhileNested(depth: \(depth))",
-        because: "validating \(depth) levels of nesting recursively needs more stack than the frames of "
-          + "an AddressSanitizer build leave on a test thread (it overflows; 100 levels pass)")
-    {
-      return
-    }
-    if depth > 100
-      && Sanitizer.skipped(
         under: [.thread], "pathsOfEveryAncestorWhileNested(depth: \(depth))",
         because: "its checks read about \(depth * depth * depth / 6) path components, which took over 10 minutes "
           + "under ThreadSanitizer (100 levels pass)")

@@ -16,7 +16,8 @@
 /// the ``BSONError/offset`` of the problem counted from the start of the (decompressed) stream. A
 /// stream that ends inside a document is an error of kind ``BSONError/Kind/truncated``. After an
 /// error, ``next()`` throws the same error again, unless ``skipDamagedDocument()`` can step over
-/// the damaged document (when its length prefix is plausible).
+/// the damaged document (when its length prefix is plausible), or ``onDamagedDocument`` is set
+/// and does so as it reads.
 ///
 /// Copies of a reader share the same input.
 public struct BSONStreamReader {
@@ -27,6 +28,13 @@ public struct BSONStreamReader {
   /// The number of stream bytes in the documents returned so far, which is also the stream
   /// offset of the next document.
   public private(set) var bytesRead = 0
+  /// The number of damaged documents stepped over by ``skipDamagedDocument()``.
+  public private(set) var documentsSkipped = 0
+  /// When set, ``next()`` steps over each damaged document that it can (as
+  /// ``skipDamagedDocument()`` does: when its length prefix is plausible), calls this with the
+  /// document's error and goes on with the next document, as bsondump does. Errors it cannot step
+  /// over (a truncated stream, an implausible length, an I/O error) are thrown as usual.
+  public var onDamagedDocument: ((BSONError) -> Void)?
 
   private let buffer: ReadBuffer
   private var failure: BSONError?
@@ -74,13 +82,19 @@ public struct BSONStreamReader {
   /// - Complexity: O(n) in the size of the document.
   public mutating func next() throws(BSONError) -> Document? {
     if let failure { throw failure }
-    do throws(BSONError) {
-      return try readDocument()
-    } catch {
-      var error = error
-      if error.documentIndex == nil { error.documentIndex = documentsRead }
-      failure = error
-      throw error
+    while true {
+      do throws(BSONError) {
+        return try readDocument()
+      } catch {
+        var error = error
+        if error.documentIndex == nil { error.documentIndex = documentsRead }
+        failure = error
+        if let onDamagedDocument, skipDamagedDocument() != nil {
+          onDamagedDocument(error)
+          continue
+        }
+        throw error
+      }
     }
   }
 
@@ -98,6 +112,7 @@ public struct BSONStreamReader {
     buffer.consume(length)
     bytesRead += length
     documentsRead += 1
+    documentsSkipped += 1
     failure = nil
     damagedLength = nil
     return length
