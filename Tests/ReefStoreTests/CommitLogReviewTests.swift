@@ -26,7 +26,7 @@ import Testing
     // Another opening: the handle of the collection's documents is not in its table yet.
     let store = try Store(path: path)
     let checkpointImage = try #require(readFile(path))
-    try store.write { transaction in
+    _ = try store.write { transaction in
       #expect(throws: StoreError.self) { try transaction.collection("a").insert(["_id": 1]) }
     }
     let afterNothing = try LogImage(path: path + "-log")

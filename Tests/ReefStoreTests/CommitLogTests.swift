@@ -67,7 +67,7 @@ import Testing
     while !running.isEmpty || mine < 200 {
       _ = try store.collection("mine").insert(["_id": .int32(Int32(mine)), "n": .int32(Int32(mine % 7))])
       mine += 1
-      running = try running.filter { pid in
+      running = running.filter { pid in
         var status: Int32 = 0
         let done = waitpid(pid, &status, WNOHANG)
         guard done == 0 else {

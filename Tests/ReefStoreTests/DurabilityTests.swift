@@ -47,13 +47,13 @@ import Testing
       #expect(store.environmentFlags & UInt32(MDB_NOSYNC | MDB_NOMETASYNC) == UInt32(MDB_NOSYNC))
       for (index, level) in Durability.allCases.enumerated() {
         let flushes = log.commitFlushes
-        try store.write(durability: level) { transaction in
+        _ = try store.write(durability: level) { transaction in
           try transaction.collection("c").insert(document(#"{"_id": \#(index)}"#))
         }
         #expect(log.commitFlushes - flushes == (level == .full ? 1 : 0), "a commit at \(level)")
       }
       var flushes = log.commitFlushes
-      try store.write { transaction in
+      _ = try store.write { transaction in
         try transaction.collection("c").insert(document(#"{"_id": "default"}"#))
       }
       #expect(log.commitFlushes - flushes == (storeLevel == .full ? 1 : 0), "a commit at the store's level")

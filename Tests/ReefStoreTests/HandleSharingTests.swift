@@ -37,7 +37,7 @@ import Testing
     #expect(oslo.count == 20)
     let third = try store.read { transaction in try transaction.collection("contacts").document(forID: .int32(3)) }
     #expect(third?["city"] == .string("Oslo"))
-    try store.write { transaction in
+    _ = try store.write { transaction in
       try transaction.collection("contacts").insert(document(#"{"_id": 100, "city": "Oslo"}"#))
     }
     #expect(try store.read { try $0.collection("contacts").find(document(#"{"city": "Oslo"}"#)).count() } == 21)
