@@ -106,25 +106,31 @@ struct ExtendedJSONWriter {
         case 0x0F:
           cur.pos = value &+ Int(p.int32LE(0))
           let codeLength = Int(p.int32LE(4))
-          if pretty {
-            out.append("{")
-            newline(level &+ 1)
-            out.append(#""$code": "#)
-            string(p + 8, codeLength &- 1)
-            out.append(",")
-            newline(level &+ 1)
-            out.append(#""$scope": "#)
-          } else {
-            out.append(#"{"$code":"#)
-            string(p + 8, codeLength &- 1)
-            out.append(#","$scope":"#)
-          }
+          codeWithScopeHead(p, codeLength: codeLength, level: level)
           stack.push(cur)
           cur = open(p + (8 &+ codeLength), isArray: false, level: level &+ 1, scopeLevel: level)
         default:
           cur.pos = value &+ self.value(type: type, p, level: level)
         }
       }
+    }
+  }
+
+  /// Writes a code-with-scope value (at `p`, after its total length) up to its scope document:
+  /// `{"$code": …, "$scope": `.
+  mutating func codeWithScopeHead(_ p: UnsafeRawPointer, codeLength: Int, level: Int) {
+    if pretty {
+      out.append("{")
+      newline(level &+ 1)
+      out.append(#""$code": "#)
+      string(p + 8, codeLength &- 1)
+      out.append(",")
+      newline(level &+ 1)
+      out.append(#""$scope": "#)
+    } else {
+      out.append(#"{"$code":"#)
+      string(p + 8, codeLength &- 1)
+      out.append(#","$scope":"#)
     }
   }
 
@@ -213,24 +219,10 @@ struct ExtendedJSONWriter {
     case 0x0F:
       let total = Int(p.int32LE(0))
       let codeLength = Int(p.int32LE(4))
-      if pretty {
-        out.append("{")
-        newline(level &+ 1)
-        out.append(#""$code": "#)
-        string(p + 8, codeLength &- 1)
-        out.append(",")
-        newline(level &+ 1)
-        out.append(#""$scope": "#)
-        document(p + (8 &+ codeLength), isArray: false, level: level &+ 1)
-        newline(level)
-        out.append("}")
-      } else {
-        out.append(#"{"$code":"#)
-        string(p + 8, codeLength &- 1)
-        out.append(#","$scope":"#)
-        document(p + (8 &+ codeLength), isArray: false, level: level)
-        out.append("}")
-      }
+      codeWithScopeHead(p, codeLength: codeLength, level: level)
+      document(p + (8 &+ codeLength), isArray: false, level: pretty ? level &+ 1 : level)
+      if pretty { newline(level) }
+      out.append("}")
       return total
     case 0x10:
       integer(Int64(p.int32LE(0)), #"{"$numberInt":""#, #"{"$numberInt": ""#)
