@@ -50,29 +50,27 @@ import Testing
       }
       return
     }
+    /// An error is right when the case expects one that it mentions.
+    func check(_ error: QueryError, _ language: String) {
+      if let expectedError = testCase.error {
+        #expect(
+          error.description.contains(expectedError),
+          "\(testCase.name) [\(language)]: error \"\(error)\" does not mention \"\(expectedError)\"")
+      } else {
+        Issue.record("\(testCase.name) [\(language)]: unexpected error: \(error)")
+      }
+    }
     for (language, compiled) in queries {
       switch compiled {
       case .failure(let error):
-        if let expectedError = testCase.error {
-          #expect(
-            error.description.contains(expectedError),
-            "\(testCase.name) [\(language)]: error \"\(error)\" does not mention \"\(expectedError)\"")
-        } else {
-          Issue.record("\(testCase.name) [\(language)]: unexpected error: \(error)")
-        }
+        check(error, language)
       case .success(let query):
         let results: [Document]
         do {
           results = try query.find(in: documents, options: options)
         } catch {
           // A regular expression past its limits ends the find, not the compile.
-          if let expectedError = testCase.error {
-            #expect(
-              error.description.contains(expectedError),
-              "\(testCase.name) [\(language)]: error \"\(error)\" does not mention \"\(expectedError)\"")
-          } else {
-            Issue.record("\(testCase.name) [\(language)]: unexpected error: \(error)")
-          }
+          check(error, language)
           continue
         }
         if testCase.error != nil {
