@@ -287,18 +287,7 @@ class Invoice: Object {
 
   @Test func aggregatesOfAPropertyOfEmbeddedObjects() throws {
     let (reef, _) = try openReef()
-    try reef.write {
-      for (id, prices) in [(1, [5, 7]), (2, [20]), (3, [])] {
-        let order = Order()
-        order.id = id
-        for price in prices {
-          let line = OrderLine()
-          line.price = price
-          order.lines.append(line)
-        }
-        reef.add(order)
-      }
-    }
+    try addOrders(to: reef)
     let orders = reef.objects(Order.self)
     #expect(ids(orders.where { $0.lines.price.sum > 10 }) == [1, 2])
     #expect(ids(orders.where { $0.lines.price.sum > 10 }) == ids(orders.filter("lines.@sum.price > 10")))
@@ -432,18 +421,7 @@ class Invoice: Object {
       ids(people.where { (!($0.dogs.age > 3)).count == 0 })
         == ids(people.filter("SUBQUERY(dogs, $d, NOT ($d.age > 3)).@count == 0")))
     let (orderReef, _) = try openReef("orders")
-    try orderReef.write {
-      for (id, prices) in [(1, [5, 7]), (2, [20]), (3, [])] {
-        let order = Order()
-        order.id = id
-        for price in prices {
-          let line = OrderLine()
-          line.price = price
-          order.lines.append(line)
-        }
-        orderReef.add(order)
-      }
-    }
+    try addOrders(to: orderReef)
     let orders = orderReef.objects(Order.self)
     #expect(ids(orders.where { ($0.lines.price > 6).count == 1 }) == [1, 2])
     #expect(
@@ -530,5 +508,21 @@ class Invoice: Object {
     }
     let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
     #expect(message.contains("all go through one List"), "\(message)")
+  }
+}
+
+/// Orders 1 (lines priced 5 and 7), 2 (20) and 3 (no lines).
+private func addOrders(to reef: Reef) throws {
+  try reef.write {
+    for (id, prices) in [(1, [5, 7]), (2, [20]), (3, [])] {
+      let order = Order()
+      order.id = id
+      for price in prices {
+        let line = OrderLine()
+        line.price = price
+        order.lines.append(line)
+      }
+      reef.add(order)
+    }
   }
 }
