@@ -8,9 +8,16 @@ open class ObjectBase: CustomStringConvertible {
   /// Where this object's `@Persisted` slots start on its thread's construction stack: a
   /// property's ordinal is its slot minus this.
   public final var _slotBase = 0
-  /// The values of an unmanaged object's properties, by ordinal (each a `Box<Value>`).
-  /// Kept after the object becomes managed (which reads the store instead) until the object goes.
-  @usableFromInline final var _values: [AnyObject] = []
+  /// Where this object's values started in its thread's byte stack: a property's value lies in
+  /// ``_storage`` at its position there minus this.
+  public final var _byteBase = 0
+  /// The values of an unmanaged object's properties, moved here from the construction stack
+  /// (one allocation per object; laid out as ``_layout`` says). Kept after the object becomes
+  /// managed (which reads the store instead) until the object goes; nil for an object made
+  /// managed.
+  public final var _storage: UnsafeMutableRawPointer?
+  /// The layout of ``_storage`` (one per class, never freed).
+  final unowned(unsafe) var _layout: StorageLayout?
   /// The managed state, once the object is in a `Reef`.
   public final var _managed: ManagedObject?
   /// Set on the stand-ins that record a typed query's key paths.
@@ -30,8 +37,20 @@ open class ObjectBase: CustomStringConvertible {
       if constructing == ObjectIdentifier(objectClass) { thread.constructingManaged = nil }
       thread.dropSlots(from: base)
     } else {
-      _values = thread.takeSlots(from: base)
+      (_storage, _byteBase, _layout) = thread.takeSlots(from: base, of: objectClass)
     }
+  }
+
+  deinit {
+    if let _storage {
+      _layout.unsafelyUnwrapped.destroy(_storage)
+      _storage.deallocate()
+    }
+  }
+
+  /// Where the value of the property with this ordinal lies in an unmanaged object's storage.
+  final func valuePointer(_ ordinal: Int) -> UnsafeMutableRawPointer {
+    _storage.unsafelyUnwrapped + _layout.unsafelyUnwrapped.offsets[ordinal]
   }
 
   /// Realm's name for the type: the class name, which is also its collection's name.
@@ -69,7 +88,7 @@ open class ObjectBase: CustomStringConvertible {
       let schema = objectSchema
       guard let property = schema.property(named: key) else { return nil }
       if let _managed { return property.codec.get(_managed, property) }
-      return property.codec.value(in: _values[property.ordinal])
+      return property.codec.value(at: valuePointer(property.ordinal))
     }
     set {
       let schema = objectSchema
@@ -79,7 +98,7 @@ open class ObjectBase: CustomStringConvertible {
       let value: Any = newValue ?? (nil as Any?) as Any
       let fits =
         if let _managed { property.codec.set(_managed, property, value) } else {
-          property.codec.set(value, in: _values[property.ordinal])
+          property.codec.set(value, at: valuePointer(property.ordinal))
         }
       precondition(
         fits, "\(schema.className).\(key) cannot hold a \(type(of: value)): expected \(property.typeDescription)")
@@ -218,7 +237,7 @@ extension ObjectBase {
     }
     func set(_ property: Property, _ value: Any) throws(ReefError) {
       let converted = property.convert(value)
-      guard property.codec.set(converted, in: object._values[property.ordinal]) else {
+      guard property.codec.set(converted, at: object.valuePointer(property.ordinal)) else {
         throw invalid(
           "\(schema.className).\(property.name) cannot hold \(value) (a \(type(of: value))): expected \(property.typeDescription)",
           property)

@@ -45,7 +45,7 @@ public final class ObjectSchema: CustomStringConvertible, @unchecked Sendable {
         if legacyPrimaryKey == name { flags.insert(.primaryKey) }
         if legacyIndexed.contains(name) { flags.insert(.indexed) }
         let codec = type(of: persisted).makeCodec()
-        let origin = codec.value(in: prototype._values[ordinal]) as? LinkingObjectsDescriptor
+        let origin = codec.value(at: prototype.valuePointer(ordinal)) as? LinkingObjectsDescriptor
         found.append(
           Property(
             name: name, columnName: mapping[name] ?? name, kind: type(of: persisted).valueKind, flags: flags,

@@ -131,13 +131,14 @@ enum ObjectEncoding {
   ) throws(ReefError) {
     precondition(object._managed == nil, "only unmanaged objects are encoded")
     if let id { builder.append("_id", id) }
-    let values = object._values
+    // An object without properties has no storage.
+    guard let storage = object._storage, let offsets = object._layout?.offsets else { return }
     for property in schema.storedProperties {
       if id != nil && property.columnName == "_id" { continue }
       // Only embedded objects need their path (they become managed there): other values are
       // encoded without making one.
       try property.codec.append(
-        box: values[property.ordinal], property.columnName, to: &builder,
+        at: storage + offsets[property.ordinal], property.columnName, to: &builder,
         property.isEmbedded ? context.appending(property.columnName) : context)
     }
   }

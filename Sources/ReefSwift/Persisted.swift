@@ -20,6 +20,9 @@ public struct Persisted<Value: _Persistable> {
   /// The slot the initial value took on the thread's construction stack; the owning object
   /// knows where its slots start (see `ObjectBase.init`).
   @usableFromInline let slot: Int
+  /// Where the initial value went in the thread's byte stack; the owning object knows where
+  /// its values started (`ObjectBase._byteBase`).
+  @usableFromInline let position: Int
   @usableFromInline let flags: PropertyFlags
 
   /// Only the enclosing-instance subscript is used: `@Persisted` works in classes derived from
@@ -45,7 +48,7 @@ public struct Persisted<Value: _Persistable> {
 
   @inlinable init(value: Value?, flags: PropertyFlags) {
     self.flags = flags
-    slot = ThreadState.slot { Box(value ?? Value._reefDefault()) }
+    (slot, position) = ThreadState.push { value ?? Value._reefDefault() }
   }
 
   /// The property's value, for the object that owns it.
@@ -56,21 +59,30 @@ public struct Persisted<Value: _Persistable> {
     storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
   ) -> Value {
     @inline(__always) get {
-      let ordinal = object[keyPath: storageKeyPath].slot &- object._slotBase
+      let persisted = object[keyPath: storageKeyPath]
       if let managed = object._managed {
-        return Value._reefGet(managed, managed.property(ordinal))
+        return Value._reefGet(managed, managed.property(persisted.slot &- object._slotBase))
       }
-      if let tracer = object._tracer { return tracer.trace(object, ordinal: ordinal, as: Value.self) }
-      return unsafeDowncast(object._values[ordinal], to: Box<Value>.self).value
+      if let tracer = object._tracer {
+        return tracer.trace(object, ordinal: persisted.slot &- object._slotBase, as: Value.self)
+      }
+      return Self.value(object, persisted).pointee
     }
     @inline(__always) set {
-      let ordinal = object[keyPath: storageKeyPath].slot &- object._slotBase
+      let persisted = object[keyPath: storageKeyPath]
       if let managed = object._managed {
-        Value._reefSet(managed, managed.property(ordinal), newValue)
+        Value._reefSet(managed, managed.property(persisted.slot &- object._slotBase), newValue)
         return
       }
-      unsafeDowncast(object._values[ordinal], to: Box<Value>.self).value = newValue
+      Self.value(object, persisted).pointee = newValue
     }
+  }
+
+  /// Where an unmanaged object keeps this property's value.
+  @inlinable @inline(__always)
+  static func value(_ object: ObjectBase, _ persisted: Persisted) -> UnsafeMutablePointer<Value> {
+    (object._storage.unsafelyUnwrapped + (persisted.position &- object._byteBase))
+      .assumingMemoryBound(to: Value.self)
   }
 }
 
@@ -119,70 +131,70 @@ extension Persisted: PersistedProperty {
 
 /// Reads and writes one property's values without knowing its type statically.
 class PropertyCodec {
-  /// The stored form of an unmanaged object's value (its side-table box).
-  func encode(box: AnyObject, _ context: _WriteContext) throws(ReefError) -> BSON { fatalError("abstract") }
+  /// The stored form of an unmanaged object's value (at `pointer` in its storage).
+  func encode(at pointer: UnsafeMutableRawPointer, _ context: _WriteContext) throws(ReefError) -> BSON {
+    fatalError("abstract")
+  }
   /// Appends the stored form of an unmanaged object's value at `key` of a document being built.
-  func append(box: AnyObject, _ key: String, to builder: inout DocumentBuilder, _ context: _WriteContext)
+  func append(at pointer: UnsafeMutableRawPointer, _ key: String, to builder: inout DocumentBuilder, _ context: _WriteContext)
     throws(ReefError)
   { fatalError("abstract") }
   /// Whether the stored element fits the property's type.
   func fits(_ element: Document.Element?, _ context: _ReadContext) -> Bool { fatalError("abstract") }
-  /// The value read, boxed, for a managed object's value copied into an unmanaged one.
-  func box(reading element: Document.Element?, _ context: _ReadContext) -> AnyObject? { fatalError("abstract") }
-  /// A box holding Realm's default for the type.
-  func defaultBox() -> AnyObject { fatalError("abstract") }
-  /// The value in a box, as `Any` (dynamic access).
-  func value(in box: AnyObject) -> Any { fatalError("abstract") }
-  /// Sets a box's value from `Any` (dynamic access); false when the value does not fit.
-  func set(_ value: Any, in box: AnyObject) -> Bool { fatalError("abstract") }
+  /// An unmanaged object's value, as `Any` (dynamic access).
+  func value(at pointer: UnsafeMutableRawPointer) -> Any { fatalError("abstract") }
+  /// Sets an unmanaged object's value from `Any` (dynamic access); false when the value does
+  /// not fit.
+  func set(_ value: Any, at pointer: UnsafeMutableRawPointer) -> Bool { fatalError("abstract") }
   /// Reads a managed object's property (dynamic access).
   func get(_ owner: ManagedObject, _ property: Property) -> Any { fatalError("abstract") }
   /// Writes a managed object's property (dynamic access); false when the value does not fit.
   func set(_ owner: ManagedObject, _ property: Property, _ value: Any) -> Bool { fatalError("abstract") }
-  /// The collection accessor (`List`, `MutableSet`, `Map`, `LinkingObjects`, `ReefProperty`) in
-  /// an unmanaged object's box, which becomes managed with its object; nil for other types.
-  func collection(in box: AnyObject) -> ManagedCollection? { fatalError("abstract") }
+  /// The collection accessor (`List`, `MutableSet`, `Map`, `LinkingObjects`, `ReefProperty`) of
+  /// an unmanaged object, which becomes managed with its object; nil for other types.
+  func collection(at pointer: UnsafeMutableRawPointer) -> ManagedCollection? { fatalError("abstract") }
 }
 
 final class TypedCodec<Value: _Persistable>: PropertyCodec {
   /// Whether values are collection accessors: decided once per property, not per object.
   private let holdsCollections = Value.self is ManagedCollection.Type
-  override func collection(in box: AnyObject) -> ManagedCollection? {
+  override func collection(at pointer: UnsafeMutableRawPointer) -> ManagedCollection? {
     guard holdsCollections else { return nil }
-    return unsafeDowncast(box, to: Box<Value>.self).value as? ManagedCollection
+    return pointer.assumingMemoryBound(to: Value.self).pointee as? ManagedCollection
   }
-  override func encode(box: AnyObject, _ context: _WriteContext) throws(ReefError) -> BSON {
-    try unsafeDowncast(box, to: Box<Value>.self).value._reefEncode(context)
+  override func encode(at pointer: UnsafeMutableRawPointer, _ context: _WriteContext) throws(ReefError) -> BSON {
+    try pointer.assumingMemoryBound(to: Value.self).pointee._reefEncode(context)
   }
-  override func append(box: AnyObject, _ key: String, to builder: inout DocumentBuilder, _ context: _WriteContext)
+  override func append(
+    at pointer: UnsafeMutableRawPointer, _ key: String, to builder: inout DocumentBuilder, _ context: _WriteContext
+  )
     throws(ReefError)
   {
     // The common scalar types call their own `_reefAppend` directly; the others go through
     // the generic witness (Optional's, which looks up metadata per call).
     switch scalar {
-    case .string: unsafeDowncast(box, to: Box<String>.self).value._reefAppend(key, to: &builder, context)
-    case .optionalString: Self.appendOptional(unsafeDowncast(box, to: Box<String?>.self).value, key, &builder, context)
-    case .int: try unsafeDowncast(box, to: Box<Int>.self).value._reefAppend(key, to: &builder, context)
-    case .optionalInt: Self.appendOptional(unsafeDowncast(box, to: Box<Int?>.self).value, key, &builder, context)
-    case .double: try unsafeDowncast(box, to: Box<Double>.self).value._reefAppend(key, to: &builder, context)
+    case .string: pointer.assumingMemoryBound(to: String.self).pointee._reefAppend(key, to: &builder, context)
+    case .optionalString: Self.appendOptional(pointer.assumingMemoryBound(to: String?.self).pointee, key, &builder, context)
+    case .int: try pointer.assumingMemoryBound(to: Int.self).pointee._reefAppend(key, to: &builder, context)
+    case .optionalInt: Self.appendOptional(pointer.assumingMemoryBound(to: Int?.self).pointee, key, &builder, context)
+    case .double: try pointer.assumingMemoryBound(to: Double.self).pointee._reefAppend(key, to: &builder, context)
     case .optionalDouble:
-      Self.appendOptional(unsafeDowncast(box, to: Box<Double?>.self).value, key, &builder, context)
-    case .bool: try unsafeDowncast(box, to: Box<Bool>.self).value._reefAppend(key, to: &builder, context)
-    case .objectId: try unsafeDowncast(box, to: Box<ObjectId>.self).value._reefAppend(key, to: &builder, context)
-    case .date: try unsafeDowncast(box, to: Box<Date>.self).value._reefAppend(key, to: &builder, context)
+      Self.appendOptional(pointer.assumingMemoryBound(to: Double?.self).pointee, key, &builder, context)
+    case .bool: try pointer.assumingMemoryBound(to: Bool.self).pointee._reefAppend(key, to: &builder, context)
+    case .objectId: try pointer.assumingMemoryBound(to: ObjectId.self).pointee._reefAppend(key, to: &builder, context)
+    case .date: try pointer.assumingMemoryBound(to: Date.self).pointee._reefAppend(key, to: &builder, context)
     case .optionalEmbedded:
-      // A `Box<Address?>` read as a `Box<EmbeddedObject?>`: the same layout (one optional
-      // reference), and the object's own class encodes it.
-      let pointer = Unmanaged.passUnretained(box).toOpaque()
-      guard let object = Unmanaged<Box<EmbeddedObject?>>.fromOpaque(pointer).takeUnretainedValue().value else {
+      // An `Address?` read as an `EmbeddedObject?`: the same layout (one optional reference),
+      // and the object's own class encodes it.
+      guard let object = pointer.load(as: EmbeddedObject?.self) else {
         return builder.appendNull(key)
       }
       try object._reefAppend(key, to: &builder, context)
-    case .other: try unsafeDowncast(box, to: Box<Value>.self).value._reefAppend(key, to: &builder, context)
+    case .other: try pointer.assumingMemoryBound(to: Value.self).pointee._reefAppend(key, to: &builder, context)
     }
   }
 
-  /// The scalar types with a direct path in ``append(box:_:to:_:)``.
+  /// The scalar types with a direct path in ``append(at:_:to:_:)``.
   private enum Scalar {
     case string, optionalString, int, optionalInt, double, optionalDouble, bool, objectId, date, optionalEmbedded
     case other
@@ -217,14 +229,10 @@ final class TypedCodec<Value: _Persistable>: PropertyCodec {
   override func fits(_ element: Document.Element?, _ context: _ReadContext) -> Bool {
     Value._reefDecode(element, context) != nil
   }
-  override func box(reading element: Document.Element?, _ context: _ReadContext) -> AnyObject? {
-    Value._reefDecode(element, context).map { Box($0) }
-  }
-  override func defaultBox() -> AnyObject { Box(Value._reefDefault()) }
-  override func value(in box: AnyObject) -> Any { unsafeDowncast(box, to: Box<Value>.self).value }
-  override func set(_ value: Any, in box: AnyObject) -> Bool {
+  override func value(at pointer: UnsafeMutableRawPointer) -> Any { pointer.assumingMemoryBound(to: Value.self).pointee }
+  override func set(_ value: Any, at pointer: UnsafeMutableRawPointer) -> Bool {
     guard let value = coerce(value) else { return false }
-    unsafeDowncast(box, to: Box<Value>.self).value = value
+    pointer.assumingMemoryBound(to: Value.self).pointee = value
     return true
   }
   override func get(_ owner: ManagedObject, _ property: Property) -> Any { Value._reefGet(owner, property) }

@@ -61,7 +61,7 @@ extension Reef {
     var id: BSON
     let identity: BSON
     if let key = schema.primaryKeyProperty {
-      identity = try key.codec.encode(box: object._values[key.ordinal], context)
+      identity = try key.codec.encode(at: object.valuePointer(key.ordinal), context)
       id = schema.primaryKeyIsID ? identity : .objectId(ObjectId())
     } else {
       id = .objectId(ObjectId())
@@ -101,7 +101,7 @@ extension Reef {
     noteChange(schema.className, structural: existing == nil)
     let state = ManagedObject(reef: self, schema: schema, id: id, document: document)
     for property in schema.properties {
-      if let collection = property.codec.collection(in: object._values[property.ordinal]) {
+      if let collection = property.codec.collection(at: object.valuePointer(property.ordinal)) {
         collection.attach(to: state, property: property)
         state.setAccessor(property.ordinal, collection as AnyObject)
       }
