@@ -136,7 +136,9 @@ class PropertyCodec {
     fatalError("abstract")
   }
   /// Appends the stored form of an unmanaged object's value at `key` of a document being built.
-  func append(at pointer: UnsafeMutableRawPointer, _ key: String, to builder: inout DocumentBuilder, _ context: _WriteContext)
+  func append(
+    at pointer: UnsafeMutableRawPointer, _ key: String, to builder: inout DocumentBuilder, _ context: _WriteContext
+  )
     throws(ReefError)
   { fatalError("abstract") }
   /// Whether the stored element fits the property's type.
@@ -174,7 +176,8 @@ final class TypedCodec<Value: _Persistable>: PropertyCodec {
     // the generic witness (Optional's, which looks up metadata per call).
     switch scalar {
     case .string: pointer.assumingMemoryBound(to: String.self).pointee._reefAppend(key, to: &builder, context)
-    case .optionalString: Self.appendOptional(pointer.assumingMemoryBound(to: String?.self).pointee, key, &builder, context)
+    case .optionalString:
+      Self.appendOptional(pointer.assumingMemoryBound(to: String?.self).pointee, key, &builder, context)
     case .int: try pointer.assumingMemoryBound(to: Int.self).pointee._reefAppend(key, to: &builder, context)
     case .optionalInt: Self.appendOptional(pointer.assumingMemoryBound(to: Int?.self).pointee, key, &builder, context)
     case .double: try pointer.assumingMemoryBound(to: Double.self).pointee._reefAppend(key, to: &builder, context)
@@ -229,7 +232,9 @@ final class TypedCodec<Value: _Persistable>: PropertyCodec {
   override func fits(_ element: Document.Element?, _ context: _ReadContext) -> Bool {
     Value._reefDecode(element, context) != nil
   }
-  override func value(at pointer: UnsafeMutableRawPointer) -> Any { pointer.assumingMemoryBound(to: Value.self).pointee }
+  override func value(at pointer: UnsafeMutableRawPointer) -> Any {
+    pointer.assumingMemoryBound(to: Value.self).pointee
+  }
   override func set(_ value: Any, at pointer: UnsafeMutableRawPointer) -> Bool {
     guard let value = coerce(value) else { return false }
     pointer.assumingMemoryBound(to: Value.self).pointee = value

@@ -159,7 +159,8 @@ final class StorageLayout {
     let slot = slots.pointee.count
     let position = slots.pointee.byteCount
     (slots.pointee.bytes + position).initializeMemory(as: Value.self, to: value)
-    (slots.pointee.infos + slot).initialize(to: SlotInfo(position: position, stride: stride, value: SlotValue<Value>.self))
+    (slots.pointee.infos + slot).initialize(
+      to: SlotInfo(position: position, stride: stride, value: SlotValue<Value>.self))
     slots.pointee.count = slot &+ 1
     slots.pointee.byteCount = position &+ stride
     return (slot, position)
@@ -197,7 +198,8 @@ final class StorageLayout {
     let byteBase = first.pointee.position
     let size = slots.pointee.byteCount &- byteBase
     let layout = layout(of: objectClass, slots: UnsafeBufferPointer(start: first, count: count))
-    precondition(layout.size == size, "ReefSwift: the @Persisted properties of \(objectClass) were not initialized in step")
+    precondition(
+      layout.size == size, "ReefSwift: the @Persisted properties of \(objectClass) were not initialized in step")
     let storage = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
     storage.copyMemory(from: slots.pointee.bytes + byteBase, byteCount: size)
     first.deinitialize(count: count)
