@@ -94,8 +94,16 @@ public struct IndexSpecification: Sendable, Hashable {
   /// one after another, as ``KeyEncoding/encode(_:descending:)`` makes it. A one-field index's
   /// entries are its field's, without combining.
   func entries(for document: Document) throws(StoreError) -> [(values: [BSON], key: [UInt8])] {
-    var combinations: [(values: [BSON], key: [UInt8])] = [([], [])]
-    var arrayFields: [String] = []
+    try entries(for: document, keySuffix: [])
+  }
+
+  /// ``entries(for:)`` with `keySuffix` appended to each key (reserved for from the start).
+  private func entries(for document: Document, keySuffix: [UInt8]) throws(StoreError)
+    -> [(values: [BSON], key: [UInt8])]
+  {
+    var combinations: [(values: [BSON], key: [UInt8])] = []
+    /// The positions of the fields that reached an array (named only in the error).
+    var arrayFields: [Int] = []
     var anyPresent = false
     for (position, field) in keys.enumerated() {
       var values: [BSON] = []
@@ -104,23 +112,29 @@ public struct IndexSpecification: Sendable, Hashable {
       collect(.document(document), field.path.segments[...], &values, &missing, &sawArray)
       if !values.isEmpty { anyPresent = true }
       if missing || values.isEmpty { values.append(.null) }
-      if sawArray { arrayFields.append(field.path.description) }
+      if sawArray { arrayFields.append(position) }
       // Parallel arrays are reported below (unless the index is sparse and leaves the document
       // out): the rest of the fields are read only for whether they are present.
       if arrayFields.count > 1 { continue }
-      let descending = [!field.ascending]
-      var encoded: [(values: [BSON], key: [UInt8])]
-      if values.count == 1 {
-        encoded = [(values, KeyEncoding.encode(values, descending: descending))]
-      } else {
-        // One key per distinct value: equal values (1, 1.0, …) have the same encoding
-        // (complemented bytes too, for a descending field).
-        var seen = Set<[UInt8]>()
-        encoded = []
-        for value in values {
-          let key = KeyEncoding.encode([value], descending: descending)
-          if seen.insert(key).inserted { encoded.append(([value], key)) }
+      let descending = !field.ascending
+      let isLast = position == keys.count - 1
+      var encoded: [(values: [BSON], key: [UInt8])] = []
+      encoded.reserveCapacity(values.count)
+      // One entry per distinct value: equal values (1, 1.0, …) have the same encoding
+      // (complemented bytes too, for a descending field). A few are searched in place, more in
+      // a set (a large array stays linear).
+      var seen: Set<[UInt8]> = []
+      for value in values {
+        var key: [UInt8] = []
+        key.reserveCapacity(KeyEncoding.estimatedCount(value) + (isLast ? keySuffix.count : 0))
+        KeyEncoding.append(value, descending: descending, to: &key)
+        if encoded.count < 8 {
+          if encoded.contains(where: { $0.key == key }) { continue }
+        } else {
+          if seen.isEmpty { seen = Set(encoded.lazy.map(\.key)) }
+          guard seen.insert(key).inserted else { continue }
         }
+        encoded.append(([value], key))
       }
       if position == 0 {
         combinations = encoded
@@ -132,8 +146,11 @@ public struct IndexSpecification: Sendable, Hashable {
     }
     if sparse && !anyPresent { return [] }
     if arrayFields.count > 1 {
-      throw StoreError(
-        .index, "cannot index parallel arrays [\(arrayFields.joined(separator: "] ["))] in index \(name)")
+      let names = arrayFields.map { keys[$0].path.description }
+      throw StoreError(.index, "cannot index parallel arrays [\(names.joined(separator: "] ["))] in index \(name)")
+    }
+    if !keySuffix.isEmpty {
+      for index in combinations.indices { combinations[index].key += keySuffix }
     }
     return combinations
   }
@@ -145,11 +162,7 @@ public struct IndexSpecification: Sendable, Hashable {
   func storedEntries(for document: Document, primaryKey: [UInt8]) throws(StoreError)
     -> [(values: [BSON], key: [UInt8])]
   {
-    var entries = try entries(for: document)
-    if !unique {
-      for index in entries.indices { entries[index].key += primaryKey }
-    }
-    return entries
+    try entries(for: document, keySuffix: unique ? [] : primaryKey)
   }
 
   /// The values at `segments`, as an index sees them (array elements, fields of array elements).

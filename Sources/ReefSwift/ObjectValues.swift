@@ -136,10 +136,15 @@ enum ObjectEncoding {
     for property in schema.storedProperties {
       if id != nil && property.columnName == "_id" { continue }
       // Only embedded objects need their path (they become managed there): other values are
-      // encoded without making one.
-      try property.codec.append(
-        at: storage + offsets[property.ordinal], property.columnName, to: &builder,
-        property.isEmbedded ? context.appending(property.columnName) : context)
+      // encoded without making one (and without copying the context, which a conditional
+      // expression would).
+      let value = storage + offsets[property.ordinal]
+      if property.isEmbedded {
+        try property.codec.append(
+          at: value, property.columnName, to: &builder, context.appending(property.columnName))
+      } else {
+        try property.codec.append(at: value, property.columnName, to: &builder, context)
+      }
     }
   }
 }
