@@ -235,8 +235,12 @@ final class ElementMatcher: Matcher, @unchecked Sendable {
   }
 
   /// Whether one element of the array passes.
+  ///
+  /// The query of the object form sees a document or an array element as a document (an
+  /// array's fields are its indexes), as MongoDB does: `{b: 5}` matches the element `{b: 5}` but
+  /// not `[{b: 5}]`, whose only field is `0`.
   func matchesElement(_ element: RawValue) -> Bool {
-    if let query { return element.isContainer && query.matches(element) }
+    if let query { return element.isContainer && query.matches(element.asDocument) }
     return tests.allSatisfy { $0.test(element) }
   }
 }
