@@ -12,6 +12,9 @@ indirect enum CompiledTest: @unchecked Sendable {
   case string(StringPattern)
   case all([CompiledTest])
   case elementMatch([CompiledTest])
+  case elementMatchQuery(Matcher)
+  case exists(Bool)
+  case size(Int)
   case not(CompiledTest)
 
   @inlinable func test(_ value: RawValue) -> Bool {
@@ -42,6 +45,17 @@ indirect enum CompiledTest: @unchecked Sendable {
         if tests.allSatisfy({ $0.test(element.value) }) { return true }
       }
       return false
+    case .elementMatchQuery(let query):
+      guard value.isArray else { return false }
+      var elements = RawElements(value)
+      while let element = elements.next() {
+        if element.value.isContainer && query.matches(element.value.asDocument) { return true }
+      }
+      return false
+    case .exists(let exists):
+      return exists
+    case .size(let size):
+      return value.isArray && value.elementCount == size
     case .not(let test):
       return !test.test(value)
     }

@@ -4,8 +4,10 @@ import ReefBSON
 /// into a `QueryNode`, with MongoDB 8.0's semantics.
 ///
 /// Operators: implicit equality, `$eq $ne $gt $gte $lt $lte $in $nin $exists $type $size $all
-/// $elemMatch $and $or $nor $not $regex $options $mod $comment`. Operators that need a server
-/// (`$where`, `$expr`, `$text`, geospatial) are rejected with an error naming them.
+/// $elemMatch $and $or $nor $not $regex $options $mod $comment`; every one that applies to a field
+/// also in the value form of `$elemMatch`. `$all` takes values or, when its first entry is one,
+/// `$elemMatch` entries only, as MongoDB does. Operators that need a server (`$where`, `$expr`,
+/// `$text`, geospatial) are rejected with an error naming them.
 public func parseFilter(_ filter: Document) throws(QueryError) -> QueryNode {
   // A filter built in memory has not been validated: check its nesting (MongoDB's limit of 100
   // levels) before the parser recurses into it.
@@ -211,79 +213,173 @@ private struct FilterParser {
   }
 
   func all(_ path: FieldPath, _ value: BSON, keyPath: [String]) throws(QueryError) -> QueryNode {
+    var clauses: [QueryNode] = []
+    switch try allEntries(value, keyPath: keyPath) {
+    case .elementMatches(let arguments):
+      for (argument, argumentPath) in arguments {
+        clauses.append(try elementMatch(path, argument, keyPath: argumentPath))
+      }
+    case .values(let values):
+      for entry in values {
+        if case .regex(let regex) = entry {
+          clauses.append(.match(path, .regex(pattern: regex.pattern, options: regex.options), .mongo))
+        } else {
+          clauses.append(.match(path, .compare(.equal, entry), .mongo))
+        }
+      }
+    }
+    if clauses.isEmpty { return .constant(false) }
+    return clauses.count == 1 ? clauses[0] : .and(clauses)
+  }
+
+  /// The entries of `$all`, checked as MongoDB checks them.
+  enum AllEntries {
+    /// Every entry is `{$elemMatch: …}`: the arguments, each with its key path.
+    case elementMatches([(BSON, [String])])
+    /// No entry is an operator document: values (regular expressions match strings).
+    case values([BSON])
+  }
+
+  /// Operators that apply to a field; a document in `$all` whose first key is one of them is an
+  /// operator, any other document is a value (as MongoDB reads `$all`).
+  static let fieldOperators: Set<String> = [
+    "$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists", "$type", "$size", "$all", "$elemMatch",
+    "$not", "$regex", "$options", "$mod", "$near", "$nearSphere", "$geoWithin", "$geoIntersects", "$within",
+    "$bitsAllSet", "$bitsAnySet", "$bitsAllClear", "$bitsAnyClear",
+  ]
+
+  /// `$all`'s entries: either all `$elemMatch` documents (when the first one is) or values only,
+  /// as MongoDB requires ("$all/$elemMatch has to be consistent", "no $ expressions in $all").
+  func allEntries(_ value: BSON, keyPath: [String]) throws(QueryError) -> AllEntries {
     guard case .array(let values) = value else {
       throw QueryError(.badValue, "$all needs an array, found \(describe(value))", keyPath: keyPath)
     }
-    if values.isEmpty { return .constant(false) }
-    var clauses: [QueryNode] = []
-    for (index, entry) in values.enumerated() {
-      switch entry {
-      case .document(let document) where document.firstElement?.key == "$elemMatch":
-        clauses.append(
-          try elementMatch(path, document.firstElement!.value, keyPath: keyPath + [String(index), "$elemMatch"]))
-      case .document(let document) where document.firstElement?.key.hasPrefix("$") == true:
-        throw QueryError(.badValue, "$all entries may only use $elemMatch", keyPath: keyPath + [String(index)])
-      case .regex(let regex):
-        clauses.append(.match(path, .regex(pattern: regex.pattern, options: regex.options), .mongo))
-      default:
-        clauses.append(.match(path, .compare(.equal, entry), .mongo))
+    func firstKey(_ entry: BSON) -> String? {
+      guard case .document(let document) = entry else { return nil }
+      return document.firstElement?.key
+    }
+    let entries = Array(values)
+    if let first = entries.first, firstKey(first) == "$elemMatch" {
+      var arguments: [(BSON, [String])] = []
+      for (index, entry) in entries.enumerated() {
+        guard case .document(let document) = entry, let element = document.firstElement, element.key == "$elemMatch"
+        else {
+          throw QueryError(
+            .badValue,
+            "$all/$elemMatch has to be consistent: the first entry is an $elemMatch, so every entry must be one, "
+              + "found \(describe(entry))",
+            keyPath: keyPath + [String(index)])
+        }
+        arguments.append((element.value, keyPath + [String(index), "$elemMatch"]))
+      }
+      return .elementMatches(arguments)
+    }
+    for (index, entry) in entries.enumerated() {
+      if let key = firstKey(entry), FilterParser.fieldOperators.contains(key) {
+        throw QueryError(
+          .badValue,
+          "no $ expressions in $all: found the operator \(key) where a value was expected "
+            + "(an $elemMatch must be the first entry and every other entry one too)",
+          keyPath: keyPath + [String(index)])
       }
     }
-    return clauses.count == 1 ? clauses[0] : .and(clauses)
+    return .values(entries)
   }
 
   func elementMatch(_ path: FieldPath, _ value: BSON, keyPath: [String]) throws(QueryError) -> QueryNode {
     guard case .document(let query) = value else {
       throw QueryError(.badValue, "$elemMatch needs a document, found \(describe(value))", keyPath: keyPath)
     }
-    let logical: Set<String> = ["$and", "$or", "$nor", "$comment"]
-    guard let first = query.firstElement?.key, first.hasPrefix("$"), !logical.contains(first) else {
-      return .elementMatch(path, try document(query, keyPath: keyPath))
+    if FilterParser.isValueForm(query) {
+      return .elementMatchValue(path, try valueForm(query, keyPath: keyPath))
     }
-    // The value form: operators applied to each element.
+    return .elementMatch(path, try document(query, keyPath: keyPath))
+  }
+
+  /// Whether `$elemMatch`'s document is its value form (operators on each element) rather than
+  /// its object form (a query on each element): MongoDB's rule, the first key is an operator that
+  /// is not one of a query's top-level keys (`$and`, `$or`, `$nor`, `$comment`, `$where`, …).
+  static func isValueForm(_ query: Document) -> Bool {
+    guard let first = query.firstElement?.key, first.hasPrefix("$") else { return false }
+    let topLevel: Set<String> = ["$and", "$or", "$nor", "$comment", "$where", "$expr", "$text", "$jsonSchema"]
+    return !topLevel.contains(first)
+  }
+
+  /// The tests of an operator document applied to one value: each element of an array in the
+  /// value form of `$elemMatch`, and the value under `$not` there. Every operator that applies
+  /// to a field is taken, as MongoDB takes it: an element always exists (`$exists: true` holds,
+  /// `$exists: false` does not), `$size` and a nested `$elemMatch` (either form) test an element
+  /// that is an array, `$all` holds when the element equals every value (or passes every
+  /// `$elemMatch`).
+  func valueForm(_ operators: Document, keyPath: [String]) throws(QueryError) -> [ValueTest] {
     var tests: [ValueTest] = []
-    let regex = try regexTest(query, keyPath: keyPath)
-    for element in query {
+    let regex = try regexTest(operators, keyPath: keyPath)
+    for element in operators {
       let name = element.key
+      let value = element.value
+      let path = keyPath + [name]
       switch name {
       case "$regex": if let regex { tests.append(regex) }
       case "$options", "$comment": continue
-      case "$ne": tests.append(.not(.compare(.equal, element.value)))
-      case "$nin": tests.append(.not(try valueTest("$in", element.value, keyPath: keyPath + [name])))
-      case "$not": tests.append(.not(try valueTestForNot(element.value, keyPath: keyPath + [name])))
-      case "$elemMatch":
-        // Nested: the element is itself an array with an element passing these operators.
-        guard
-          case .elementMatchValue(_, let inner) = try elementMatch(
-            FieldPath(""), element.value, keyPath: keyPath + [name])
-        else {
-          throw QueryError(
-            .badValue,
-            "$elemMatch nested in the value form of $elemMatch takes operators, not a query", keyPath: keyPath + [name])
+      case "$ne":
+        if case .regex = value { throw QueryError(.badValue, "$ne cannot take a regular expression", keyPath: path) }
+        tests.append(.not(.compare(.equal, value)))
+      case "$nin": tests.append(.not(try valueTest("$in", value, keyPath: path)))
+      case "$exists": tests.append(.exists(truthy(value)))
+      case "$size": tests.append(.size(try wholeNumber(value, name: name, keyPath: path, allowNegative: false)))
+      case "$all":
+        switch try allEntries(value, keyPath: path) {
+        case .elementMatches(let arguments):
+          var all: [ValueTest] = []
+          for (argument, argumentPath) in arguments {
+            all.append(try nestedElementMatch(argument, keyPath: argumentPath))
+          }
+          tests.append(.all(all))
+        case .values(let values):
+          // `$all: []` matches nothing: no value is in an empty list.
+          if values.isEmpty { tests.append(.in([])) }
+          for entry in values {
+            if case .regex(let regex) = entry {
+              tests.append(.regex(pattern: regex.pattern, options: regex.options))
+            } else {
+              tests.append(.compare(.equal, entry))
+            }
+          }
         }
-        tests.append(.elementMatch(inner))
-      case "$exists", "$size", "$all":
-        throw QueryError(
-          .unsupported, "\(name) is not supported inside the value form of $elemMatch", keyPath: keyPath + [name])
-      default: tests.append(try valueTest(name, element.value, keyPath: keyPath + [name]))
+      case "$elemMatch": tests.append(try nestedElementMatch(value, keyPath: path))
+      case "$not": tests.append(.not(try valueTestForNot(value, keyPath: path)))
+      default: tests.append(try valueTest(name, value, keyPath: path))
       }
     }
-    return .elementMatchValue(path, tests)
+    return tests
+  }
+
+  /// `$elemMatch` inside the value form of another: the element is an array with an element
+  /// that passes the operators (value form) or matches the query (object form).
+  func nestedElementMatch(_ value: BSON, keyPath: [String]) throws(QueryError) -> ValueTest {
+    guard case .document(let query) = value else {
+      throw QueryError(.badValue, "$elemMatch needs a document, found \(describe(value))", keyPath: keyPath)
+    }
+    if FilterParser.isValueForm(query) { return .elementMatch(try valueForm(query, keyPath: keyPath)) }
+    return .elementMatchQuery(try document(query, keyPath: keyPath))
   }
 
   func valueTestForNot(_ value: BSON, keyPath: [String]) throws(QueryError) -> ValueTest {
     switch value {
     case .regex(let regex): return .regex(pattern: regex.pattern, options: regex.options)
     case .document(let operators):
-      var tests: [ValueTest] = []
-      for element in operators {
-        switch element.key {
-        case "$ne": tests.append(.not(.compare(.equal, element.value)))
-        default: tests.append(try valueTest(element.key, element.value, keyPath: keyPath + [element.key]))
-        }
+      guard let first = operators.firstElement else {
+        throw QueryError(.badValue, "$not cannot be empty", keyPath: keyPath)
       }
-      guard !tests.isEmpty else { throw QueryError(.badValue, "$not cannot be empty", keyPath: keyPath) }
-      return .all(tests)
+      guard first.key.hasPrefix("$") else {
+        throw QueryError(
+          .badValue, "$not needs an operator document or a regular expression, found a document", keyPath: keyPath)
+      }
+      let tests = try valueForm(operators, keyPath: keyPath)
+      guard !tests.isEmpty else {
+        throw QueryError(.badValue, "$not needs at least one operator besides $comment", keyPath: keyPath)
+      }
+      return tests.count == 1 ? tests[0] : .all(tests)
     default:
       throw QueryError(
         .badValue, "$not needs a regular expression or a document, found \(describe(value))", keyPath: keyPath)

@@ -33,7 +33,15 @@ struct PathWalk {
 /// true. Returns whether `visit` stopped the walk.
 ///
 /// Documents are entered by field name. An array is entered at the index a numeric segment
-/// names and through each of its document elements, as MongoDB does.
+/// names and through each of its document elements (where the segment is a field name), as
+/// MongoDB does. MongoDB's rules for numeric segments (`a.0`, `a.1.b`):
+/// - an element reached by its index is offered as it is when the path ends there: an array
+///   there is not expanded (`{"tags.0": "ssl"}` does not match `tags: [["ssl"], "x"]`);
+/// - when the path goes on, an element reached by its index is entered as any value is: a
+///   document by field name, an array by index and through its document elements; a scalar
+///   yields nothing;
+/// - a scalar found as a field of a document while the path goes on counts as a missing
+///   branch (MongoDB tests it as null), where a scalar element of an array yields nothing.
 @inlinable
 func walk(
   _ value: RawValue, _ segments: ArraySlice<FieldPath.Segment>, _ expansion: LeafExpansion, _ state: inout PathWalk,
@@ -57,11 +65,17 @@ func walk(
       state.missingBranch = true
       return false
     }
-    return walk(child, rest, expansion, &state, visit)
+    return walkField(child, rest, expansion, &state, visit)
   case 0x04:
     state.throughArray = true
     if let index = segment.index, let child = value.element(at: index) {
-      if walk(child, rest, expansion, &state, visit) { return true }
+      if rest.isEmpty && expansion == .wholeAndElements {
+        // MongoDB offers an element named by its index whole, even an array.
+        state.found = true
+        if visit(child) { return true }
+      } else if walk(child, rest, expansion, &state, visit) {
+        return true
+      }
     }
     var elements = RawElements(value)
     while let element = elements.next() {
@@ -70,12 +84,26 @@ func walk(
         state.missingBranch = true
         continue
       }
-      if walk(child, rest, expansion, &state, visit) { return true }
+      if walkField(child, rest, expansion, &state, visit) { return true }
     }
     return false
   default:
     return false
   }
+}
+
+/// `walk` from the value of a document's field: a scalar there with more of the path to go is
+/// a missing branch, as a missing field is.
+@inlinable
+func walkField(
+  _ child: RawValue, _ rest: ArraySlice<FieldPath.Segment>, _ expansion: LeafExpansion, _ state: inout PathWalk,
+  _ visit: (RawValue) -> Bool
+) -> Bool {
+  if !rest.isEmpty && !child.isContainer {
+    state.missingBranch = true
+    return false
+  }
+  return walk(child, rest, expansion, &state, visit)
 }
 
 /// The value MongoDB tests in place of a missing field.
@@ -207,8 +235,12 @@ final class ElementMatcher: Matcher, @unchecked Sendable {
   }
 
   /// Whether one element of the array passes.
+  ///
+  /// The query of the object form sees a document or an array element as a document (an
+  /// array's fields are its indexes), as MongoDB does: `{b: 5}` matches the element `{b: 5}` but
+  /// not `[{b: 5}]`, whose only field is `0`.
   func matchesElement(_ element: RawValue) -> Bool {
-    if let query { return element.isContainer && query.matches(element) }
+    if let query { return element.isContainer && query.matches(element.asDocument) }
     return tests.allSatisfy { $0.test(element) }
   }
 }

@@ -114,8 +114,9 @@ extension ValueTest {
     switch self {
     case .regex: return true
     case .in(let values): return values.contains { if case .regex = $0 { true } else { false } }
-    case .compare, .type, .mod, .string: return false
+    case .compare, .type, .mod, .string, .exists, .size: return false
     case .all(let tests), .elementMatch(let tests): return tests.contains { $0.usesRegex }
+    case .elementMatchQuery(let query): return query.usesRegex
     case .not(let test): return test.usesRegex
     }
   }
@@ -176,6 +177,9 @@ func compile(_ test: ValueTest) throws(QueryError) -> CompiledTest {
   case .string(let operation, let pattern, let options): return .string(StringPattern(operation, pattern, options))
   case .all(let tests): return .all(try compileAll(tests))
   case .elementMatch(let tests): return .elementMatch(try compileAll(tests))
+  case .elementMatchQuery(let query): return .elementMatchQuery(try compile(query))
+  case .exists(let exists): return .exists(exists)
+  case .size(let size): return .size(size)
   case .not(let test): return .not(try compile(test))
   }
 }

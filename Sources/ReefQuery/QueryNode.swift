@@ -99,6 +99,16 @@ public indirect enum ValueTest: Sendable {
   /// The value is an array with an element for which every test holds (a `$elemMatch` nested
   /// in the value form of another).
   case elementMatch([ValueTest])
+  /// The value is an array with an element, a document or an array seen as a document (whose
+  /// fields are its indexes), that matches the query: the object form of `$elemMatch` nested in
+  /// the value form of another. An element that is not a document or an array never matches.
+  case elementMatchQuery(QueryNode)
+  /// Whether a value is there: `true` holds for every value the test is given, `false` for none
+  /// (`$exists` in the value form of `$elemMatch`, whose array elements always exist).
+  case exists(Bool)
+  /// The value is an array of exactly this many elements (`$size` in the value form of
+  /// `$elemMatch`).
+  case size(Int)
   /// The test does not hold.
   case not(ValueTest)
 }
@@ -141,7 +151,8 @@ public indirect enum QueryNode: Sendable {
   case exists(FieldPath, Bool)
   /// `$size`: an array at the path has exactly this many elements.
   case size(FieldPath, Int)
-  /// `$elemMatch` with a query: an array at the path has a document element matching it.
+  /// `$elemMatch` with a query: an array at the path has an element matching it, a document or
+  /// an array seen as a document (whose fields are its indexes: `[{b: 5}]` has only `0`).
   case elementMatch(FieldPath, QueryNode)
   /// `$elemMatch` with operators: an array at the path has an element passing every test.
   case elementMatchValue(FieldPath, [ValueTest])

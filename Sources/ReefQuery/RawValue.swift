@@ -18,6 +18,11 @@ struct RawValue {
   @inlinable var isArray: Bool { type == 0x04 }
   @inlinable var isContainer: Bool { type == 0x03 || type == 0x04 }
 
+  /// A document or an array seen as a document: the same bytes, whose keys for an array are
+  /// its indexes (`"0"`, `"1"`, …). A query run on it looks fields up by name and never
+  /// traverses it as an array.
+  @inlinable var asDocument: RawValue { RawValue(type: 0x03, pointer: pointer) }
+
   @inlinable func int32(at offset: Int = 0) -> Int32 {
     Int32(littleEndian: pointer.loadUnaligned(fromByteOffset: offset, as: Int32.self))
   }

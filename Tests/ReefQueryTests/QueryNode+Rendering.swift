@@ -52,6 +52,9 @@ func render(_ test: ValueTest) -> String {
     return op.rawValue + (modifier.isEmpty ? "" : "[\(modifier)]") + " " + render(.string(s))
   case .all(let tests): return "{" + tests.map(render).joined(separator: " & ") + "}"
   case .elementMatch(let tests): return "ELEMMATCH{" + tests.map(render).joined(separator: " & ") + "}"
+  case .elementMatchQuery(let query): return "ELEMMATCH{" + render(query) + "}"
+  case .exists(let exists): return "EXISTS(\(exists))"
+  case .size(let size): return "SIZE(\(size))"
   case .not(let test): return "NOT " + render(test)
   }
 }
