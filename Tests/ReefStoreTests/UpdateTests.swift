@@ -210,5 +210,8 @@ let updateSpecCases: [UpdateSpecCase] = {
     let update = try Update(["$set": ["address.city": "Paris"], "$inc": ["visits": 1]])
     let updated = try update.apply(to: ["_id": 1, "visits": 2])
     #expect(updated == ["_id": 1, "visits": 3, "address": ["city": "Paris"]])
+    let raise = try Update(["$inc": ["grades.$[g].score": 5]], arrayFilters: [["g.score": ["$gte": 80]]])
+    let raised = try raise.apply(to: ["_id": 1, "grades": [["score": 85], ["score": 70]]])
+    #expect(raised == ["_id": 1, "grades": [["score": 90], ["score": 70]]])
   }
 }
