@@ -61,6 +61,7 @@ extension Update {
   /// start with that identifier (`{"elem.grade": {"$gte": 85}}` is the filter of `elem`).
   static func parseArrayFilters(_ filters: [Document]) throws(UpdateError) -> [(name: String, query: Query)] {
     var parsed: [(name: String, query: Query)] = []
+    var identifiers: Set<String> = []
     for (index, filter) in filters.enumerated() {
       let keyPath = ["arrayFilters", String(index)]
       func fail(_ message: String) -> UpdateError { UpdateError(.arrayFilter, message, keyPath: keyPath) }
@@ -87,7 +88,7 @@ extension Update {
           "Error parsing array filter :: caused by :: The top-level field name must be an alphanumeric string "
             + "beginning with a lowercase letter, found '\(identifier)'")
       }
-      guard !parsed.contains(where: { $0.name == identifier }) else {
+      guard identifiers.insert(identifier).inserted else {
         throw fail("Found multiple array filters with the same top-level field name \(identifier)")
       }
       parsed.append((identifier, query))

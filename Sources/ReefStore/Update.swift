@@ -98,10 +98,11 @@ public struct Update: Sendable {
     }
     // No path is a prefix of another, so this is the depth-first order of MongoDB's update tree.
     steps.sort { comparePaths($0.path, $1.path) < 0 }
+    let byName = Dictionary(uniqueKeysWithValues: filters)
     var used: Set<String> = []
     for path in paths {
       for case .identifier(let name)? in path.map(PositionalSegment.init) {
-        guard filters.contains(where: { $0.name == name }) else {
+        guard byName[name] != nil else {
           throw UpdateError(
             .arrayFilter,
             "No array filter found for identifier '\(name)' in path '\(path.joined(separator: "."))'", keyPath: path)
@@ -115,7 +116,7 @@ public struct Update: Sendable {
         keyPath: ["arrayFilters", String(index)])
     }
     self.steps = steps
-    self.arrayFilters = Dictionary(uniqueKeysWithValues: filters)
+    self.arrayFilters = byName
     hasPositionalPaths = paths.contains(where: isPositional)
     usesMatchedPosition = paths.contains { $0.contains("$") }
   }

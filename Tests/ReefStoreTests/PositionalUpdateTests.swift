@@ -290,6 +290,23 @@ private func applyError(sourceLocation: SourceLocation = #_sourceLocation, _ bod
     let malformed = try Update(["$set": ["a.$[.b": 1]]).apply(to: ["_id": 1, "a": ["$[": ["x": 0]]])
     #expect(malformed == ["_id": 1, "a": ["$[": ["x": 0, "b": 1]]])
 
+    // 1,000 identifiers, each with its array filter and its array; then 5,000 unused filters.
+    var set = DocumentBuilder()
+    var target = DocumentBuilder()
+    target.append("_id", .int32(1))
+    var filters: [Document] = []
+    for index in 0..<1_000 {
+      set.append("a\(index).$[x\(index)]", .int32(-1))
+      target.append("a\(index)", [0, .int32(Int32(index))])
+      filters.append(["x\(index)": .int32(Int32(index))])
+    }
+    let many = try Update(["$set": .document(set.document)], arrayFilters: filters).apply(to: target.document)
+    #expect(many["a0"] == [-1, -1] && many["a1"] == [0, -1] && many["a999"] == [0, -1])
+    let unusedFilters = (0..<5_000).map { (index: Int) -> Document in ["u\(index)": 1] }
+    let unused = try #require(applyError { _ = try Update(["$set": ["a": 1]], arrayFilters: unusedFilters) })
+    #expect(
+      unused.kind == .arrayFilter && unused.message.hasPrefix("The array filter for identifier 'u0' was not used"))
+
     // An array filter whose regex goes past its match limit ends with a limit error.
     let hostile = String(repeating: "a", count: 40) + "ba"
     let regex = try #require(
