@@ -214,8 +214,7 @@ extension Update {
         switch value {
         case .document(let fields): child = fields.value(forKey: segment)
         case .array(let elements): child = UpdateState.arrayIndex(segment).flatMap { elements[$0] }
-        default:
-          throw UpdateState.notViable(prefix + path[depth...], depth, name: prefix.last ?? "", value: value)
+        default: child = nil  // a scalar has no fields: the array is missing, as MongoDB reports it
         }
         guard let child else {
           let array = path[..<path[depth...].firstIndex { PositionalSegment($0)?.isArrayFilter == true }!]
