@@ -204,7 +204,8 @@ extension Update {
             }
             chosen.append((index, element))
           }
-          // Pushed in reverse so that elements are resolved in order (the result is sorted anyway).
+          // Pushed in reverse, so that the last in, first out work list resolves them in index
+          // order: one step's concrete paths come out sorted, and are not sorted again.
           for (index, element) in chosen.reversed() {
             work.append((depth + 1, element, prefix + [String(index)]))
           }
