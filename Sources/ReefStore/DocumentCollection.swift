@@ -101,16 +101,20 @@ public struct DocumentCollection: Sendable {
     try writing { try $0.replaceOne(filter, with: replacement, upsert: upsert) }
   }
 
-  /// See ``TransactionCollection/updateOne(_:_:upsert:)``.
+  /// See ``TransactionCollection/updateOne(_:_:upsert:arrayFilters:)``.
   @discardableResult
-  public func updateOne(_ filter: Document, _ update: Document, upsert: Bool = false) throws -> UpdateResult {
-    try writing { try $0.updateOne(filter, update, upsert: upsert) }
+  public func updateOne(_ filter: Document, _ update: Document, upsert: Bool = false, arrayFilters: [Document] = [])
+    throws -> UpdateResult
+  {
+    try writing { try $0.updateOne(filter, update, upsert: upsert, arrayFilters: arrayFilters) }
   }
 
-  /// See ``TransactionCollection/updateMany(_:_:upsert:)``.
+  /// See ``TransactionCollection/updateMany(_:_:upsert:arrayFilters:)``.
   @discardableResult
-  public func updateMany(_ filter: Document, _ update: Document, upsert: Bool = false) throws -> UpdateResult {
-    try writing { try $0.updateMany(filter, update, upsert: upsert) }
+  public func updateMany(_ filter: Document, _ update: Document, upsert: Bool = false, arrayFilters: [Document] = [])
+    throws -> UpdateResult
+  {
+    try writing { try $0.updateMany(filter, update, upsert: upsert, arrayFilters: arrayFilters) }
   }
 
   /// See ``TransactionCollection/deleteOne(_:)``.

@@ -210,29 +210,51 @@ public struct TransactionCollection {
 
   /// Applies an update document (`$set`, `$inc`, `$push`, …) to the first matching document;
   /// with `upsert`, to a new document seeded from the filter's equalities when none matches.
+  ///
+  /// Paths may be positional (see ``Update``): `$` is the element of an array that `filter`
+  /// matched, `$[]` every element, `$[identifier]` the elements that the array filter of
+  /// `identifier` matches.
+  /// - Parameters:
+  ///   - filter: a MongoDB filter document.
+  ///   - update: a document of update operators.
+  ///   - upsert: whether to insert a document when none matches.
+  ///   - arrayFilters: the filters of the update's `$[identifier]` segments, one per identifier
+  ///     (`[["elem.grade": ["$gte": 85]]]`), as MongoDB's `arrayFilters` option.
+  /// - Throws: ``StoreError/Kind/invalidQuery`` with the ``UpdateError`` when the update or an
+  ///   array filter does not parse or cannot apply to a matched document; nothing is written then.
   @discardableResult
-  public func updateOne(_ filter: Document, _ update: Document, upsert: Bool = false) throws(StoreError) -> UpdateResult
+  public func updateOne(_ filter: Document, _ update: Document, upsert: Bool = false, arrayFilters: [Document] = [])
+    throws(StoreError) -> UpdateResult
   {
-    try self.update(filter, update, upsert: upsert, many: false)
+    try self.update(filter, update, upsert: upsert, arrayFilters: arrayFilters, many: false)
   }
 
-  /// Applies an update document to every matching document.
+  /// Applies an update document to every matching document; see ``updateOne(_:_:upsert:arrayFilters:)``.
   @discardableResult
-  public func updateMany(_ filter: Document, _ update: Document, upsert: Bool = false) throws(StoreError)
-    -> UpdateResult
+  public func updateMany(_ filter: Document, _ update: Document, upsert: Bool = false, arrayFilters: [Document] = [])
+    throws(StoreError) -> UpdateResult
   {
-    try self.update(filter, update, upsert: upsert, many: true)
+    try self.update(filter, update, upsert: upsert, arrayFilters: arrayFilters, many: true)
   }
 
-  func update(_ filter: Document, _ updateDocument: Document, upsert: Bool, many: Bool) throws(StoreError)
-    -> UpdateResult
+  func update(_ filter: Document, _ updateDocument: Document, upsert: Bool, arrayFilters: [Document], many: Bool)
+    throws(StoreError) -> UpdateResult
   {
     try transaction.requireWritable()
     let update: Update
     do {
-      update = try Update(updateDocument)
+      update = try Update(updateDocument, arrayFilters: arrayFilters)
     } catch {
       throw StoreError(.invalidQuery, error.description, updateError: error)
+    }
+    var finder: MatchedPositionFinder?
+    if update.usesMatchedPosition {
+      let query = try compile(filter)
+      do {
+        finder = try MatchedPositionFinder(query)
+      } catch {
+        throw StoreError(.invalidQuery, error.description, updateError: error)
+      }
     }
     let targets = try find(filter, options: FindOptions(limit: many ? nil : 1)).toArray()
     if targets.isEmpty {
@@ -251,7 +273,7 @@ public struct TransactionCollection {
     for old in targets {
       let new: Document
       do {
-        new = try update.apply(to: old)
+        new = try update.apply(to: old, isInsert: false, finder: finder)
       } catch {
         throw StoreError(.invalidQuery, error.description, updateError: error)
       }

@@ -102,16 +102,39 @@ extension Update {
   ///   - document: The document to update.
   ///   - isInsert: Whether `document` is an upsert's new document (see ``upsertSeed(from:)``):
   ///     `$setOnInsert` applies only then, and `_id` is moved to the front, as MongoDB inserts it.
+  ///   - query: The query that selected `document`, for the positional `$`: it stands for the
+  ///     index of the array element through which the query matched (`{"grades": 80}` matching
+  ///     `grades: [85, 80]` makes `grades.$` the path `grades.1`). Needed only when the update
+  ///     uses `$`.
   /// - Returns: The updated document; `document` itself (no copy) when nothing changes.
   /// - Throws: ``UpdateError`` for updates that cannot apply to this document: `$inc` or `$mul`
   ///   on a non-number, `$push`, `$addToSet`, `$pop` or `$pull` on a non-array, a path through a
   ///   scalar or through an array with a field name (`"Cannot create field 'b' in element
   ///   {a: 1}"`), `$rename` through an array, integer overflow in `$inc`/`$mul`, and changing or
   ///   removing `_id` (`"Performing an update on the path '_id' would modify the immutable field
-  ///   '_id'"`). The message names the field and the types found.
-  /// - Complexity: O(*n*) in the size of the document per path, plus the work of the operators.
-  public func apply(to document: Document, isInsert: Bool = false) throws(UpdateError) -> Document {
+  ///   '_id'"`). The message names the field and the types found. For positional paths: `$`
+  ///   without a `query` that matched through an array, or in an insert (`"The positional
+  ///   operator did not find the match needed from the query"`); an array for `$[]` or
+  ///   `$[identifier]` that is missing (`"The path 'a' must exist in the document in order to
+  ///   apply array updates."`) or is not an array; two positional paths that reach one element
+  ///   (`"Update created a conflict at 'a.0'"`).
+  /// - Complexity: O(*n*) in the size of the document per path, plus the work of the operators;
+  ///   a positional path counts once per element it reaches.
+  public func apply(to document: Document, isInsert: Bool = false, matching query: Query? = nil) throws(UpdateError)
+    -> Document
+  {
+    let finder = try usesMatchedPosition && !isInsert ? query.map(MatchedPositionFinder.init) : nil
+    return try apply(to: document, isInsert: isInsert, finder: finder)
+  }
+
+  /// ``apply(to:isInsert:matching:)`` with the query's position finder made once for many documents.
+  func apply(to document: Document, isInsert: Bool, finder: MatchedPositionFinder?) throws(UpdateError) -> Document {
     var state = UpdateState(root: .document(UpdateFields(document)), id: document.value(forKey: "_id"))
+    let steps =
+      hasPositionalPaths
+      ? try resolvedSteps(in: document, isInsert: isInsert) { () throws(UpdateError) in
+        try finder?.position(in: document)
+      } : self.steps
     for step in steps {
       try state.apply(step, isInsert: isInsert)
     }

@@ -7,8 +7,13 @@ import ReefQuery
 /// Supported operators: `$set`, `$unset`, `$inc`, `$mul`, `$min`, `$max`, `$rename`, `$push`
 /// (with `$each`, `$position`, `$slice` and `$sort`), `$pull` (a value or a condition),
 /// `$pullAll`, `$addToSet` (with `$each`), `$pop`, `$currentDate` and `$setOnInsert`, on dotted
-/// paths. A numeric path segment indexes an array. Positional operators (`$`, `$[]`,
-/// `$[identifier]`) are not supported and are rejected.
+/// paths. A numeric path segment indexes an array.
+///
+/// Positional segments update array elements chosen when the update applies: `$` the element
+/// the query matched (`{"grades.$": 82}`; see ``apply(to:isInsert:matching:)``), `$[]` every
+/// element (`{"grades.$[]": 0}`), and `$[identifier]` the elements an array filter matches
+/// (`{"grades.$[g].mean": 100}` with the array filter `{"g.grade": {"$gte": 85}}`). They nest
+/// (`"grades.$[g].scores.$[s]"`) and work with every operator but `$rename`.
 ///
 /// Fields are updated as MongoDB does: paths are applied in order of their components (names
 /// lexicographically, numeric names numerically), existing fields keep their position, new
@@ -18,19 +23,41 @@ import ReefQuery
 /// let update = try Update(["$set": ["address.city": "Paris"], "$inc": ["visits": 1]])
 /// let updated = try update.apply(to: ["_id": 1, "visits": 2])
 /// // {"_id": 1, "visits": 3, "address": {"city": "Paris"}}
+///
+/// let raise = try Update(["$inc": ["grades.$[g].score": 5]], arrayFilters: [["g.score": ["$gte": 80]]])
+/// let raised = try raise.apply(to: ["_id": 1, "grades": [["score": 85], ["score": 70]]])
+/// // {"_id": 1, "grades": [{"score": 90}, {"score": 70}]}
 /// ```
 public struct Update: Sendable {
   /// The field updates, in the order MongoDB applies them.
   let steps: [UpdateStep]
+  /// The array filters, by identifier.
+  let arrayFilters: [String: Query]
+  /// Whether a path has a positional segment, so that steps are resolved per document.
+  let hasPositionalPaths: Bool
+  /// Whether a path has `$`, so that applying needs the query's match.
+  let usesMatchedPosition: Bool
 
-  /// Parses an update document of operators.
+  /// Parses an update document of operators, with the array filters of its `$[identifier]`
+  /// segments.
   ///
+  /// - Parameters:
+  ///   - document: the update: a document of operators.
+  ///   - arrayFilters: one filter per identifier that the update's paths use, as MongoDB's
+  ///     `arrayFilters` option: `{"elem.grade": {"$gte": 85}}` chooses the elements of
+  ///     `$[elem]` whose field `grade` is at least 85, `{"elem": 0}` the elements equal to 0.
+  ///     The filter tests each element as the field `elem` of a document.
   /// - Throws: ``UpdateError`` for an empty update, a field without an operator, an unknown
-  ///   operator, an operator whose argument is not a document, an empty or positional path,
-  ///   conflicting paths (`"Updating the path 'a.b' would create a conflict at 'a'"`) and
-  ///   arguments of the wrong type (`$inc` with a string, `$pop` with 2, …).
+  ///   operator, an operator whose argument is not a document, an empty path, conflicting paths
+  ///   (`"Updating the path 'a.b' would create a conflict at 'a'"`, also for `a.$[]` beside
+  ///   `a.0`), arguments of the wrong type (`$inc` with a string, `$pop` with 2, …), a
+  ///   positional segment first in a path or `$` twice, a positional `$rename`, and
+  ///   (``UpdateError/Kind/arrayFilter``) an array filter that does not parse, has no or
+  ///   several top-level names, or repeats one, an identifier without a filter and a filter
+  ///   that no path uses.
   /// - Complexity: O(*n*²) in the number of paths (conflicts are checked pairwise).
-  public init(_ document: Document) throws(UpdateError) {
+  public init(_ document: Document, arrayFilters: [Document] = []) throws(UpdateError) {
+    let filters = try Update.parseArrayFilters(arrayFilters)
     guard !document.isEmpty else {
       throw UpdateError(.malformed, "Update document requires atomic operators; it is empty")
     }
@@ -71,7 +98,27 @@ public struct Update: Sendable {
     }
     // No path is a prefix of another, so this is the depth-first order of MongoDB's update tree.
     steps.sort { comparePaths($0.path, $1.path) < 0 }
+    let byName = Dictionary(uniqueKeysWithValues: filters)
+    var used: Set<String> = []
+    for path in paths {
+      for case .identifier(let name)? in path.map(PositionalSegment.init) {
+        guard byName[name] != nil else {
+          throw UpdateError(
+            .arrayFilter,
+            "No array filter found for identifier '\(name)' in path '\(path.joined(separator: "."))'", keyPath: path)
+        }
+        used.insert(name)
+      }
+    }
+    for (index, (name, _)) in filters.enumerated() where !used.contains(name) {
+      throw UpdateError(
+        .arrayFilter, "The array filter for identifier '\(name)' was not used in the update \(document)",
+        keyPath: ["arrayFilters", String(index)])
+    }
     self.steps = steps
+    self.arrayFilters = byName
+    hasPositionalPaths = paths.contains(where: isPositional)
+    usesMatchedPosition = paths.contains { $0.contains("$") }
   }
 }
 
@@ -191,10 +238,14 @@ enum UpdateOperation: Sendable {
     case .min: return .min(value)
     case .max: return .max(value)
     case .rename:
+      if isPositional(path) { throw fail(.badPath, "The source field for $rename may not be dynamic: \(field)") }
       guard case .string(let target) = value else {
         throw fail(.badValue, "The 'to' field for $rename must be a string: \(field): \(value.extendedJSON())")
       }
       let targetPath = try parsePath(target)
+      if isPositional(targetPath) {
+        throw fail(.badPath, "The destination field for $rename may not be dynamic: \(target)")
+      }
       if targetPath == path {
         throw fail(.badValue, "The source and target field for $rename must differ: \(field): \(value.extendedJSON())")
       }
@@ -356,24 +407,33 @@ func parsePath(_ dotted: String) throws(UpdateError) -> [String] {
       .badPath,
       "The update path '\(dotted)' contains an empty field name, which is not allowed.", keyPath: path)
   }
-  for segment in path where segment == "$" || segment.hasPrefix("$[") {
-    throw UpdateError(
-      .unsupported,
-      "Positional operators are not supported: the update path '\(dotted)' contains '\(segment)'", keyPath: path)
-  }
+  try checkPositionalSegments(path, dotted: dotted)
   return path
 }
 
-/// Adds `path` to the paths an update touches, or throws when it overlaps one of them.
+/// Adds `path` to the paths an update touches, or throws when it overlaps one of them, or when
+/// one of them goes on from a common parent with `$[]` or `$[identifier]` and the other with a
+/// field name, an index or `$` (MongoDB cannot update an array both ways at once).
 private func register(_ path: [String], in paths: inout [[String]]) throws(UpdateError) {
   for other in paths {
     let common = min(other.count, path.count)
-    if Array(other.prefix(common)) == Array(path.prefix(common)) {
-      let conflict = path.prefix(common).joined(separator: ".")
-      throw UpdateError(
-        .conflictingPaths,
-        "Updating the path '\(path.joined(separator: "."))' would create a conflict at '\(conflict)'", keyPath: path)
+    var shared = 0
+    while shared < common && other[shared] == path[shared] { shared += 1 }
+    let conflict: ArraySlice<String>
+    if shared == common {
+      conflict = path.prefix(common)
+    } else if shared > 0,
+      (PositionalSegment(other[shared])?.isArrayFilter == true)
+        != (PositionalSegment(path[shared])?.isArrayFilter == true)
+    {
+      conflict = path.prefix(shared)
+    } else {
+      continue
     }
+    throw UpdateError(
+      .conflictingPaths,
+      "Updating the path '\(path.joined(separator: "."))' would create a conflict at '\(conflict.joined(separator: "."))'",
+      keyPath: path)
   }
   paths.append(path)
 }

@@ -29,14 +29,16 @@ public struct UpdateError: Error, Hashable, Sendable, CustomStringConvertible {
     /// An operator's argument of the wrong type or shape (`$inc` with a string, `$pop` with 2,
     /// a `$pull` condition that does not compile).
     public static let badValue = Kind(rawValue: "badValue")
-    /// An update path that is empty or has an empty field name.
+    /// An update path that is empty or has an empty field name, a positional segment first or
+    /// `$` twice; a positional path in `$rename`.
     public static let badPath = Kind(rawValue: "badPath")
     /// Two paths of one update that overlap (`a` and `a.b`).
     public static let conflictingPaths = Kind(rawValue: "conflictingPaths")
     /// An update that would change a document's `_id`.
     public static let immutableField = Kind(rawValue: "immutableField")
     /// A path that cannot be created or followed in the document: it goes through a value that is
-    /// not a document or an array, or a `$rename` through an array.
+    /// not a document or an array, a `$rename` through an array, or an array that `$[]` or
+    /// `$[identifier]` names is missing or is not an array.
     public static let pathNotViable = Kind(rawValue: "pathNotViable")
     /// An operator applied to a stored value of the wrong type (`$inc` on a string, `$push` on a
     /// number).
@@ -46,7 +48,11 @@ public struct UpdateError: Error, Hashable, Sendable, CustomStringConvertible {
     /// An update over one of MongoDB's limits (padding an array by more than it allows), or a
     /// `$pull` condition's regular expression past its match limits (see ``UpdateError/queryError``).
     public static let limit = Kind(rawValue: "limit")
-    /// A MongoDB feature that Reef does not implement (positional operators `$`, `$[]`).
+    /// An `arrayFilters` entry that does not parse, has no top-level field name or several, or
+    /// repeats another's; a `$[identifier]` without an array filter; an array filter that no
+    /// path uses.
+    public static let arrayFilter = Kind(rawValue: "arrayFilter")
+    /// A MongoDB feature that Reef does not implement.
     public static let unsupported = Kind(rawValue: "unsupported")
   }
 

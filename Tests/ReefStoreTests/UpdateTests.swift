@@ -12,6 +12,7 @@ struct UpdateSpecCase: Sendable, CustomStringConvertible {
   var document: Document?
   var filter: Document?
   var update: Document?
+  var arrayFilters: [Document]
   var isInsert: Bool
   var expected: Document?
   var error: String?
@@ -37,10 +38,18 @@ let updateSpecCases: [UpdateSpecCase] = {
         func document(_ key: String) -> Document? { if case .document(let d)? = test[key] { d } else { nil } }
         let description = if case .string(let text)? = test["description"] { text } else { "test \(index)" }
         let error: String? = if case .string(let text)? = test["error"] { text } else { nil }
+        var arrayFilters: [Document] = []
+        if let filters = test["arrayFilters"] {
+          guard case .array(let filters) = filters else { fatalError("\(path): test \(index): arrayFilters") }
+          for filter in filters {
+            guard case .document(let filter) = filter else { fatalError("\(path): test \(index): arrayFilters") }
+            arrayFilters.append(filter)
+          }
+        }
         let testCase = UpdateSpecCase(
           file: name, name: description, document: document("document"), filter: document("filter"),
-          update: document("update"), isInsert: test["isInsert"] == .bool(true), expected: document("expected"),
-          error: error)
+          update: document("update"), arrayFilters: arrayFilters, isInsert: test["isInsert"] == .bool(true),
+          expected: document("expected"), error: error)
         guard testCase.expected != nil || testCase.error != nil else {
           fatalError("\(testCase) has neither \"expected\" nor \"error\"")
         }
@@ -63,17 +72,24 @@ let updateSpecCases: [UpdateSpecCase] = {
     #expect(updateSpecCases.count >= 80)
   }
 
-  /// A case with `document` applies `update` to it (with `isInsert`); a case with only `filter`
-  /// checks the upsert seed; a case with `filter` and `update` seeds, then applies as an insert.
+  /// A case with `document` applies `update` to it (with `isInsert`, and with `filter` as the
+  /// query that selected it, for `$`); a case with only `filter` checks the upsert seed; a case
+  /// with `filter` and `update` seeds, then applies as an insert. `arrayFilters` go with `update`.
   @Test(arguments: updateSpecCases)
-  func specCase(_ testCase: UpdateSpecCase) {
+  func specCase(_ testCase: UpdateSpecCase) throws {
+    var query: Query?
+    if testCase.document != nil, let filter = testCase.filter {
+      query = try Query(filter: filter)
+      #expect(query!.matches(testCase.document!), "\(testCase): the filter does not select the document")
+    }
     let result = Result { () throws(UpdateError) -> Document in
       if let document = testCase.document {
-        return try Update(testCase.update ?? Document()).apply(to: document, isInsert: testCase.isInsert)
+        return try Update(testCase.update ?? Document(), arrayFilters: testCase.arrayFilters)
+          .apply(to: document, isInsert: testCase.isInsert, matching: query)
       }
       let seed = Update.upsertSeed(from: testCase.filter!)
       guard let update = testCase.update else { return seed }
-      return try Update(update).apply(to: seed, isInsert: true)
+      return try Update(update, arrayFilters: testCase.arrayFilters).apply(to: seed, isInsert: true)
     }
     switch (result, testCase.error) {
     case (.success(let document), nil):
@@ -194,5 +210,8 @@ let updateSpecCases: [UpdateSpecCase] = {
     let update = try Update(["$set": ["address.city": "Paris"], "$inc": ["visits": 1]])
     let updated = try update.apply(to: ["_id": 1, "visits": 2])
     #expect(updated == ["_id": 1, "visits": 3, "address": ["city": "Paris"]])
+    let raise = try Update(["$inc": ["grades.$[g].score": 5]], arrayFilters: [["g.score": ["$gte": 80]]])
+    let raised = try raise.apply(to: ["_id": 1, "grades": [["score": 85], ["score": 70]]])
+    #expect(raised == ["_id": 1, "grades": [["score": 90], ["score": 70]]])
   }
 }
