@@ -67,17 +67,83 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   }
 
   /// Runs the query in the store.
-  private func cursor(sorted: Bool = true) -> Cursor {
+  private func cursor(sorted: Bool = true) throws(ReefError) -> Cursor {
     reef.checkThread()
+    let node = try read { () throws(StoreError) in try LinkPaths.resolve(compiledNode(), schema: schema, reef: reef) }
+    let query: ReefQuery.Query
     do {
-      let query = try ReefQuery.Query(LinkPaths.resolve(self.query.node, schema: schema, reef: reef))
-      let sort = sorted && !sortKeys.isEmpty && !sortsThroughLinks ? SortSpecification(sortKeys) : nil
-      return try reef.transaction().collection(schema.className).find(query, options: FindOptions(sort: sort))
-    } catch let error as StoreError {
-      preconditionFailure("the query on \(schema.className) failed: \(error)")
+      query = try ReefQuery.Query(node)
     } catch {
-      preconditionFailure("the query on \(schema.className) cannot be compiled: \(error)")
+      throw compileError(error)
     }
+    let sort = sorted && !sortKeys.isEmpty && !sortsThroughLinks ? SortSpecification(sortKeys) : nil
+    return try read { () throws(StoreError) in
+      try reef.transaction().collection(schema.className).find(query, options: FindOptions(sort: sort))
+    }
+  }
+
+  /// The conditions' query node (throws what ``query`` throws, as a ``ReefError``).
+  private func compiledNode() throws(StoreError) -> QueryNode {
+    do {
+      return try query.node
+    } catch {
+      throw StoreError(.invalidQuery, error.description, queryError: error)
+    }
+  }
+
+  private func compileError(_ error: QueryError) -> ReefError {
+    var wrapped = ReefError(
+      .invalidQuery, "the query on \(schema.className) cannot be compiled: \(error)", type: schema.className)
+    wrapped.queryError = error
+    return wrapped
+  }
+
+  /// Runs a store read of the results, wrapping its error: a query that fails while it runs (a
+  /// regular expression over its match limit, a damaged document) is an ``ReefError/Kind/invalidQuery``
+  /// error with the query module's error, other store errors ``ReefError/Kind/store``.
+  private func read<R>(_ body: () throws(StoreError) -> R) throws(ReefError) -> R {
+    do {
+      return try body()
+    } catch {
+      var wrapped = ReefError(error, type: schema.className)
+      if let queryError = error.queryError {
+        wrapped.kind = .invalidQuery
+        wrapped.queryError = queryError
+      }
+      throw wrapped
+    }
+  }
+
+  /// What the non-throwing reads (iteration, `count`, subscripts, aggregates) do with an error:
+  /// stop, naming it. A wrong answer (the matches before the error, as if there were no more)
+  /// would be worse; ``fetch()`` and ``fetchCount()`` give the error to the caller instead.
+  private func stop(_ error: ReefError) -> Never {
+    preconditionFailure("reading Results<\(schema.className)> failed: \(error) (use fetch() to get the error)")
+  }
+
+  /// The matching objects in the results' order, read now; what stops the non-throwing reads
+  /// is thrown instead.
+  ///
+  /// Use it for queries built from user input (a pathological regular expression ends at its
+  /// match limit with ``ReefError/Kind/invalidQuery``).
+  /// - Throws: ``ReefError/Kind/invalidQuery`` for a query that cannot be compiled or fails
+  ///   while it runs (with ``ReefError/queryError``), ``ReefError/Kind/store`` for the store's
+  ///   errors.
+  public func fetch() throws(ReefError) -> [Element] {
+    let next = try documentStream()
+    var objects: [Element] = []
+    while let document = try next() { objects.append(reef.object(Element.self, schema: schema, document: document)) }
+    return objects
+  }
+
+  /// How many objects match, counted now; what stops ``count`` is thrown instead.
+  /// - Throws: as ``fetch()``.
+  public func fetchCount() throws(ReefError) -> Int {
+    if distinctPaths.isEmpty {
+      let cursor = try cursor(sorted: false)
+      return try read { () throws(StoreError) in try cursor.count() }
+    }
+    return try fetchIDs().count
   }
 
   /// Whether a sort key goes through a to-one link (the store cannot sort by another
@@ -86,22 +152,42 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
   /// The matching documents in the results' order, the first of each distinct combination.
   private func documents() -> AnyIterator<Document> {
-    let sorted = sortedDocuments()
+    do {
+      let next = try documentStream()
+      return AnyIterator {
+        do throws(ReefError) {
+          return try next()
+        } catch {
+          stop(error)
+        }
+      }
+    } catch {
+      stop(error)
+    }
+  }
+
+  /// The matching documents in the results' order, the first of each distinct combination, one
+  /// per call (nil at the end).
+  private func documentStream() throws(ReefError) -> () throws(ReefError) -> Document? {
+    let sorted = try sortedDocuments()
     guard !distinctPaths.isEmpty else { return sorted }
     var seen = Set<[BSON]>()
-    return AnyIterator {
-      while let document = sorted.next() {
-        if seen.insert(distinctPaths.map { document[$0] ?? .null }).inserted { return document }
+    let paths = distinctPaths
+    return { () throws(ReefError) -> Document? in
+      while let document = try sorted() {
+        if seen.insert(paths.map { document[$0] ?? .null }).inserted { return document }
       }
       return nil
     }
   }
 
-  private func sortedDocuments() -> AnyIterator<Document> {
-    let cursor = cursor()
-    guard sortsThroughLinks else { return AnyIterator { try? cursor.next() } }
+  private func sortedDocuments() throws(ReefError) -> () throws(ReefError) -> Document? {
+    let cursor = try cursor()
+    guard sortsThroughLinks else {
+      return { () throws(ReefError) -> Document? in try read { () throws(StoreError) in try cursor.next() } }
+    }
     var keyed: [([BSON], Document)] = []
-    while let document = try? cursor.next() {
+    while let document = try read({ () throws(StoreError) in try cursor.next() }) {
       let keys = sortKeys.map { key in
         LinkPaths.sortValue(of: key.path, schema: schema)?(document, reef) ?? document[key.path.description] ?? .null
       }
@@ -114,13 +200,24 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
       }
       return false
     }
-    return AnyIterator(keyed.map(\.1).makeIterator())
+    var sorted = keyed.map(\.1).makeIterator()
+    return { () throws(ReefError) -> Document? in sorted.next() }
   }
 
   private func ids() -> [BSON] {
+    do {
+      return try fetchIDs()
+    } catch {
+      stop(error)
+    }
+  }
+
+  private func fetchIDs() throws(ReefError) -> [BSON] {
     let version = currentVersion
     if snapshot.version == version { return snapshot.ids }
-    let ids = documents().map { $0["_id"] ?? .null }
+    let next = try documentStream()
+    var ids: [BSON] = []
+    while let document = try next() { ids.append(document["_id"] ?? .null) }
     snapshot.ids = ids
     snapshot.version = version
     return ids
@@ -138,10 +235,10 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     if snapshot.countVersion == version { return snapshot.count }
     reef.checkThread()
     let count: Int
-    if distinctPaths.isEmpty, let counted = try? cursor(sorted: false).count() {
-      count = counted
-    } else {
-      count = ids().count
+    do {
+      count = try fetchCount()
+    } catch {
+      stop(error)
     }
     snapshot.count = count
     snapshot.countVersion = version
@@ -261,9 +358,15 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   private func values(of property: String) -> [(value: BSON, element: Document.Element)] {
     let path = FieldMapping(schema).map(FieldPath(property)).description
     var values: [(value: BSON, element: Document.Element)] = []
-    let cursor = cursor(sorted: false)
-    while let document = try? cursor.next() {
-      if let element = document.element(atPath: path), element.type != .null { values.append((element.value, element)) }
+    do {
+      let cursor = try cursor(sorted: false)
+      while let document = try read({ () throws(StoreError) in try cursor.next() }) {
+        if let element = document.element(atPath: path), element.type != .null {
+          values.append((element.value, element))
+        }
+      }
+    } catch {
+      stop(error)
     }
     return values
   }
