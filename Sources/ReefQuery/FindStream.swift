@@ -88,7 +88,8 @@ public struct FindStream<Source: DocumentSource> {
 
   /// The next result, or nil after the last.
   /// - Throws: what the source throws (and then the stream stops); ``QueryError`` when a sort is
-  ///   over its memory limit and may not use the disk; ``BSONError`` when a sort's temporary
+  ///   over its memory limit and may not use the disk, or when a match's sort keys reach parallel
+  ///   arrays (``QueryError/Kind/sortKey``); ``BSONError`` when a sort's temporary
   ///   file cannot be written or read.
   /// - Complexity: amortized O(1) source documents per result without a sort; the whole source
   ///   on the first call with one.
