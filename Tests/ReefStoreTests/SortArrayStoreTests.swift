@@ -56,7 +56,8 @@ import Testing
     let error = #expect(throws: StoreError.self) { try things.find(options: options).toArray() }
     #expect(error?.kind == .invalidQuery)
     #expect(error?.queryError?.kind == .sortKey)
-    #expect(error?.description.contains("cannot sort with keys that are parallel arrays") == true, "\(String(describing: error))")
+    let message = error?.description ?? ""
+    #expect(message.contains("cannot sort with keys that are parallel arrays"), "\(message)")
     // Without the document where both are arrays, the sort runs: _id 2 sorts by (1, 3) and
     // _id 1 by (1, 1), b descending.
     let sorted = try things.find(["_id": ["$lt": 3]], options: options)
