@@ -7,7 +7,13 @@ import ReefBSON
 /// it is excluded by name, and is the only field that may be excluded in an inclusion projection.
 /// Dotted fields reach into embedded documents and into the documents of arrays. `{"tags":
 /// {"$slice": 2}}` (also `-2` and `[skip, count]`) trims an array, and `{"addresses":
-/// {"$elemMatch": {"city": "Paris"}}}` keeps the first matching element.
+/// {"$elemMatch": {"city": "Paris"}}}` keeps the first matching element (of a top-level field
+/// only, as in MongoDB).
+///
+/// MongoDB's positional projection (`{"grades.$": 1}`, the element that matched the query) is
+/// not supported: it is rejected with a ``QueryError/Kind/unsupported`` error, which suggests
+/// `$elemMatch` with the condition instead. A `$` anywhere else in a path is a
+/// ``QueryError/Kind/badPath`` error.
 public struct Projection: Sendable {
   indirect enum Rule: Sendable {
     case include
@@ -22,7 +28,8 @@ public struct Projection: Sendable {
   let includesID: Bool
 
   /// A projection from its document. Throws for mixed inclusion and exclusion, unknown
-  /// operators and malformed `$slice` or `$elemMatch`.
+  /// operators, malformed `$slice` or `$elemMatch`, `$elemMatch` on a dotted field, and the
+  /// positional `$` (unsupported).
   public init(_ document: Document) throws(QueryError) {
     var rules: [(String, Rule)] = []
     var sawInclusion = false
@@ -34,7 +41,14 @@ public struct Projection: Sendable {
         throw QueryError(
           .badPath, "projection field names cannot be empty or start with '$': \"\(key)\"", keyPath: [key])
       }
+      try Projection.checkSegments(of: key)
       let rule = try Projection.rule(element.value, keyPath: [key])
+      if case .elementMatch = rule, key.utf8.contains(UInt8(ascii: ".")) {
+        // MongoDB: "Cannot use $elemMatch projection on a nested field."
+        throw QueryError(
+          .badValue, "$elemMatch projection cannot be used on a nested field (\"\(key)\"), only on a top-level one",
+          keyPath: [key, "$elemMatch"])
+      }
       if key == "_id" {
         if case .exclude = rule {
           includesID = false
@@ -62,6 +76,32 @@ public struct Projection: Sendable {
     let onlyID = rules.count == 1 && rules[0].0 == "_id"
     self.inclusion =
       sawInclusion || (onlyID && !sawExclusion && { if case .include = rules[0].1 { true } else { false } }())
+  }
+
+  /// Rejects a path with an empty segment or one that starts with `$`: the positional `$` at the
+  /// end of a path is MongoDB's positional projection, which Reef does not support.
+  static func checkSegments(of key: String) throws(QueryError) {
+    let segments = key.split(separator: ".", omittingEmptySubsequences: false)
+    guard !segments.contains(where: \.isEmpty) else {
+      throw QueryError(.badPath, "projection paths cannot have empty segments: \"\(key)\"", keyPath: [key])
+    }
+    guard let dollar = segments.firstIndex(where: { $0.hasPrefix("$") }) else { return }
+    if segments[dollar] == "$" && dollar == segments.count - 1 {
+      let array = segments.dropLast().joined(separator: ".")
+      throw QueryError(
+        .unsupported,
+        "the positional projection \"\(key)\" is not supported: project the matching element with "
+          + "{\"\(array)\": {\"$elemMatch\": <condition>}}, or the whole array with {\"\(array)\": 1}",
+        keyPath: [key])
+    }
+    if segments[dollar] == "$" {
+      throw QueryError(
+        .badPath, "the positional operator '$' may only end a projection path (\"a.b.$\"), found \"\(key)\"",
+        keyPath: [key])
+    }
+    throw QueryError(
+      .badPath, "projection path segments cannot start with '$': \"\(segments[dollar])\" in \"\(key)\"",
+      keyPath: [key])
   }
 
   static func rule(_ value: BSON, keyPath: [String]) throws(QueryError) -> Rule {
