@@ -226,15 +226,13 @@ public struct Projection: Sendable {
 
   /// The projected document.
   ///
-  /// A positional projection needs the query that selected the document: calling this on one
-  /// (``isPositional``) is a programmer error that stops the program; use
-  /// ``apply(_:matching:)``.
+  /// A positional projection (``isPositional``) needs the query that selected the document to
+  /// know which element to keep: use ``apply(_:matching:)``, as finds do. Without the query, no
+  /// element is known, and the positional field is left out where its path meets an array (where
+  /// ``apply(_:matching:)`` with a query that records no element throws).
   public func apply(_ document: Document) -> Document {
-    precondition(
-      positionalPath == nil,
-      "the positional projection \"\(positionalPath ?? "").$\" needs the query: call apply(_:matching:)")
     if rules.isEmpty && includesID { return document }
-    var positional = PositionalState(path: "", index: nil, pending: false)
+    var positional = PositionalState(path: positionalPath ?? "", index: nil, pending: positionalPath != nil)
     var builder = DocumentBuilder(capacity: document.byteCount)
     project(document, rules, top: true, into: &builder, &positional)
     return builder.document

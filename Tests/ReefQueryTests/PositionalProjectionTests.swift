@@ -195,14 +195,13 @@ import Testing
     }
   }
 
-  @Test func applyingAPositionalProjectionWithoutItsQueryStops() async {
-    // A programmer error that a non-throwing call cannot report: it stops with what to call.
-    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let projection = try Projection(["a.$": 1])
-      _ = projection.apply(["a": [1, 2]])
-    }
-    let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-    #expect(message.contains("needs the query: call apply(_:matching:)"), "\(message)")
+  @Test func withoutItsQueryThePositionalFieldIsLeftOutWhereItMeetsAnArray() throws {
+    // apply(_:) knows no element: the field is left out where the path meets an array (where
+    // apply(_:matching:) with a query that records none throws), kept where it meets none.
+    let projection = try Projection(["a.$": 1, "b": 1])
+    #expect(projection.apply(["_id": 1, "a": [1, 2], "b": 3]) == ["_id": 1, "b": 3])
+    #expect(projection.apply(["_id": 1, "a": 5, "b": 3]) == ["_id": 1, "a": 5, "b": 3])
+    #expect(throws: QueryError.self) { try projection.apply(["_id": 1, "a": [1, 2]], matching: Query(filter: [:])) }
   }
 
   @Test func hostileInputsEndQuickly() throws {
