@@ -141,7 +141,8 @@ final class RunMerge {
   }
 
   private func before(_ a: Int, _ b: Int) -> Bool {
-    let comparison = sort.compare(heads[a].document, heads[b].document)
+    // Every document of a run had its keys read when the run was sorted.
+    let comparison = sort.compareComputed(heads[a].document, heads[b].document)
     return comparison != 0 ? comparison < 0 : heads[a].run < heads[b].run
   }
 

@@ -51,6 +51,8 @@ public final class DocumentSorter {
   private var added = 0
   /// The top-k heap, with a bound.
   private var heap: [Ranked] = []
+  /// The sort values of the document being added to the top-k.
+  private var scratch: [RawValue] = []
   /// Documents held for the next run, without a bound.
   private var buffer: [Document] = []
   private var bufferBytes = 0
@@ -87,7 +89,8 @@ public final class DocumentSorter {
   ///   - lifetime: how long the document stays valid: a top-k copies what it keeps unless it owns
   ///     its memory; a sort without a bound keeps documents in shared chunks as they are and
   ///     copies others into chunks of its own.
-  /// - Throws: ``QueryError`` when the sort is over its memory limit and may not use the disk;
+  /// - Throws: ``QueryError`` when the sort is over its memory limit and may not use the disk,
+  ///   or (``QueryError/Kind/sortKey``) when the document's keys reach parallel arrays;
   ///   ``BSONError`` (``BSONError/Kind/io``) when a temporary file cannot be written.
   /// - Complexity: O(log *k*) for a top-k of *k*; amortized O(log *n*) otherwise.
   public func add(_ document: Document, lifetime: DocumentLifetime) throws {
@@ -109,17 +112,29 @@ public final class DocumentSorter {
   }
 
   private func addBounded(_ document: Document, lifetime: DocumentLifetime, bound: Int) throws {
+    // Every document's keys are read, also those a top-k drops: one whose keys reach parallel
+    // arrays fails the sort, as in MongoDB.
+    scratch.removeAll(keepingCapacity: true)
+    try sort.appendValues(of: document, to: &scratch)
     guard bound > 0 else { return }
     if heap.count < bound {
-      heap.append(Ranked(document: own(document, lifetime), order: added))
+      heap.append(try ranked(own(document, lifetime)))
       siftUp(heap.count - 1)
       maximumHeld = max(maximumHeld, heap.count)
       return
     }
     // The root is the worst document kept; a later one with an equal key comes after it.
-    guard sort.compare(document, heap[0].document) < 0 else { return }
-    heap[0] = Ranked(document: own(document, lifetime), order: added)
+    guard sort.compareSortValues(scratch[...], heap[0].values[...]) < 0 else { return }
+    heap[0] = try ranked(own(document, lifetime))
     siftDown(0)
+  }
+
+  /// A document the heap keeps, with its sort values (which point into its bytes).
+  private func ranked(_ document: Document) throws(QueryError) -> Ranked {
+    var values: [RawValue] = []
+    values.reserveCapacity(sort.keys.count)
+    try sort.appendValues(of: document, to: &values)
+    return Ranked(document: document, order: added, values: values)
   }
 
   /// A document the sorter may keep: its own copy unless it owns its memory.
@@ -130,7 +145,7 @@ public final class DocumentSorter {
 
   /// Whether `a` goes after `b` in the result (later documents go after equal earlier ones).
   private func after(_ a: Ranked, _ b: Ranked) -> Bool {
-    let comparison = sort.compare(a.document, b.document)
+    let comparison = sort.compareSortValues(a.values[...], b.values[...])
     return comparison != 0 ? comparison > 0 : a.order > b.order
   }
 
@@ -158,8 +173,9 @@ public final class DocumentSorter {
   }
 
   /// Ends the input: what was added is read back with ``next()``.
-  /// - Throws: ``BSONError`` when the runs cannot be merged (a temporary file that cannot be
-  ///   read or written).
+  /// - Throws: ``QueryError/Kind/sortKey`` when a document's keys reach parallel arrays;
+  ///   ``BSONError`` when the runs cannot be merged (a temporary file that cannot be read or
+  ///   written).
   /// - Complexity: O(*k* log *k*) for a top-k; O(*n* log *n*) for a sort in memory; opening
   ///   the runs for a spilled sort.
   public func finish() throws {
@@ -170,7 +186,7 @@ public final class DocumentSorter {
       output = .memory(ordered[...])
       return
     }
-    let sorted = sort.sorted(buffer)
+    let sorted = try sort.sorted(buffer)
     buffer = []
     bufferBytes = 0
     guard let spill else {
@@ -216,17 +232,18 @@ public final class DocumentSorter {
           + "(allow disk use, or raise the limit)")
     }
     if spill == nil { spill = try SpillFiles(parent: memory.temporaryDirectory) }
-    try spill!.write(run: sort.sorted(buffer))
+    try spill!.write(run: try sort.sorted(buffer))
     runsWritten += 1
     buffer = []
     bufferBytes = 0
     arena = DocumentArena()
   }
 
-  /// A document kept by a top-k, with its place in the input.
+  /// A document kept by a top-k, with its place in the input and its sort values.
   private struct Ranked {
     var document: Document
     var order: Int
+    var values: [RawValue]
   }
 
   private enum SortedOutput {

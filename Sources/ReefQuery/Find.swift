@@ -51,7 +51,8 @@ extension Query {
   /// without a limit sorts in memory (`options.sortMemory` does not apply: the results are
   /// returned in memory anyway). To read a large input in bounded memory, use ``FindStream``.
   /// - Throws: ``QueryError`` of kind ``QueryError/Kind/regexLimit`` when a regular expression
-  ///   goes past its limits on a document's string.
+  ///   goes past its limits on a document's string, of kind ``QueryError/Kind/sortKey`` when a
+  ///   match's sort keys reach parallel arrays.
   /// - Complexity: O(*n*) in the source's documents, plus O(*m* log *k*) for a sort of *m*
   ///   matches keeping *k*.
   public func find(in source: some Sequence<Document>, options: FindOptions = FindOptions()) throws(QueryError)
@@ -76,18 +77,17 @@ extension Query {
   /// Documents that already match, in input order, after the query's own `SORT`, `DISTINCT`
   /// and `LIMIT` and then the options' sort, skip, limit and projection: the rest of a find
   /// whose matching was done elsewhere (through an index, or while reading a stream).
-  public func arrange(_ matches: [Document], options: FindOptions = FindOptions()) -> [Document] {
+  /// - Throws: ``QueryError`` of kind ``QueryError/Kind/sortKey`` when a document's sort keys
+  ///   reach parallel arrays.
+  public func arrange(_ matches: [Document], options: FindOptions = FindOptions()) throws(QueryError) -> [Document] {
     var stream = FindStream(
       IteratorSource(matches.makeIterator()), query: self, options: options.inMemory, sourceMatches: true)
-    do {
-      return try Query.collect(&stream)
-    } catch {
-      preconditionFailure("arranging documents that already match tests none of them: \(error)")
-    }
+    return try Query.collect(&stream)
   }
 
   /// The results of a stream over documents in memory, whose sorts hold everything in memory:
-  /// only a regular expression's limit can end it with an error.
+  /// only a regular expression's limit or a document that cannot be sorted (parallel arrays)
+  /// can end it with an error.
   static func collect<Base>(_ stream: inout FindStream<IteratorSource<Base>>) throws(QueryError) -> [Document] {
     var results: [Document] = []
     do {

@@ -63,6 +63,8 @@ public struct FindStream<Source: DocumentSource> {
   private var distinctKept: [Document] = []
   private var limited = 0
   private var skipped = 0
+  /// What a positional projection asks the query (made for the first result).
+  private var positionRecorder: PositionRecorder?
   /// Results returned so far.
   public private(set) var returned = 0
   private var finished = false
@@ -88,7 +90,8 @@ public struct FindStream<Source: DocumentSource> {
 
   /// The next result, or nil after the last.
   /// - Throws: what the source throws (and then the stream stops); ``QueryError`` when a sort is
-  ///   over its memory limit and may not use the disk; ``BSONError`` when a sort's temporary
+  ///   over its memory limit and may not use the disk, or when a match's sort keys reach parallel
+  ///   arrays (``QueryError/Kind/sortKey``); ``BSONError`` when a sort's temporary
   ///   file cannot be written or read.
   /// - Complexity: amortized O(1) source documents per result without a sort; the whole source
   ///   on the first call with one.
@@ -142,7 +145,14 @@ public struct FindStream<Source: DocumentSource> {
       if lifetime == .borrowed && query.sort.isEmpty && options.sort == nil {
         document = document.withUnsafeBytes { Document(trustedCopying: $0) }
       }
-      if let projection = options.projection { document = projection.apply(document) }
+      if let projection = options.projection {
+        if projection.isPositional {
+          if positionRecorder == nil { positionRecorder = try PositionRecorder(query.node) }
+          document = try projection.apply(document, recorder: positionRecorder!)
+        } else {
+          document = projection.apply(document)
+        }
+      }
       return document
     } catch {
       close()

@@ -7,34 +7,75 @@ import ReefBSON
 /// it is excluded by name, and is the only field that may be excluded in an inclusion projection.
 /// Dotted fields reach into embedded documents and into the documents of arrays. `{"tags":
 /// {"$slice": 2}}` (also `-2` and `[skip, count]`) trims an array, and `{"addresses":
-/// {"$elemMatch": {"city": "Paris"}}}` keeps the first matching element.
+/// {"$elemMatch": {"city": "Paris"}}}` keeps the first matching element (of a top-level field
+/// only, as in MongoDB).
+///
+/// The positional projection `{"grades.$": 1}` keeps, of the first array on the path, the
+/// element the query matched (see ``apply(_:matching:)``), as MongoDB does. As in MongoDB, a
+/// projection has at most one, only in an inclusion, not with `$elemMatch` or `$slice`; `$`
+/// anywhere else in a path is a ``QueryError/Kind/badPath`` error.
 public struct Projection: Sendable {
   indirect enum Rule: Sendable {
     case include
     case exclude
     case slice(skip: Int?, count: Int)
     case elementMatch(ElementMatcher)
+    /// The positional `$`: the matched element of the first array on its path.
+    case positional
     case nested([(String, Rule)])
   }
 
   let rules: [(String, Rule)]
   let inclusion: Bool
   let includesID: Bool
+  /// The path of the positional projection (without its `$`), if there is one.
+  let positionalPath: String?
 
   /// A projection from its document. Throws for mixed inclusion and exclusion, unknown
-  /// operators and malformed `$slice` or `$elemMatch`.
+  /// operators, malformed `$slice` or `$elemMatch`, `$elemMatch` on a dotted field, and a
+  /// positional `$` that MongoDB rejects (two of them, beside `$elemMatch`, with `$slice`, in an
+  /// exclusion projection, not at the end of a path).
   public init(_ document: Document) throws(QueryError) {
     var rules: [(String, Rule)] = []
     var sawInclusion = false
     var sawExclusion = false
     var includesID = true
+    var positionalPath: String?
+    var elementMatch: String?
     for element in document {
       let key = element.key
       guard !key.isEmpty, !key.hasPrefix("$") else {
         throw QueryError(
           .badPath, "projection field names cannot be empty or start with '$': \"\(key)\"", keyPath: [key])
       }
-      let rule = try Projection.rule(element.value, keyPath: [key])
+      var path = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+      let rule: Rule
+      if try Projection.checkSegments(of: key) {
+        path.removeLast()
+        rule = try Projection.positionalRule(element.value, keyPath: [key])
+        if let positionalPath {
+          throw QueryError(
+            .conflict,
+            "a projection may have only one positional projection, found \"\(positionalPath).$\" and \"\(key)\"",
+            keyPath: [key])
+        }
+        positionalPath = path.joined(separator: ".")
+      } else {
+        rule = try Projection.rule(element.value, keyPath: [key])
+        if case .elementMatch = rule { elementMatch = key }
+      }
+      if let positionalPath, let elementMatch {
+        throw QueryError(
+          .conflict,
+          "a projection cannot have both a positional projection (\"\(positionalPath).$\") and $elemMatch (\"\(elementMatch)\")",
+          keyPath: [key])
+      }
+      if case .elementMatch = rule, key.utf8.contains(UInt8(ascii: ".")) {
+        // MongoDB: "Cannot use $elemMatch projection on a nested field."
+        throw QueryError(
+          .badValue, "$elemMatch projection cannot be used on a nested field (\"\(key)\"), only on a top-level one",
+          keyPath: [key, "$elemMatch"])
+      }
       if key == "_id" {
         if case .exclude = rule {
           includesID = false
@@ -42,7 +83,7 @@ public struct Projection: Sendable {
         }
       }
       switch rule {
-      case .include, .elementMatch: if key != "_id" { sawInclusion = true }
+      case .include, .elementMatch, .positional: if key != "_id" { sawInclusion = true }
       case .exclude: sawExclusion = true
       default: break
       }
@@ -52,16 +93,48 @@ public struct Projection: Sendable {
           "cannot mix inclusion and exclusion in one projection (at \"\(key)\"); only _id may be excluded when fields are included",
           keyPath: [key])
       }
-      try Projection.insert(
-        rule, at: key.split(separator: ".", omittingEmptySubsequences: false).map(String.init), into: &rules,
-        keyPath: [key])
+      try Projection.insert(rule, at: path, into: &rules, keyPath: [key])
     }
     self.rules = rules
     self.includesID = includesID
+    self.positionalPath = positionalPath
     // Only `_id: 1` also makes an inclusion projection; only `$slice` an exclusion one.
     let onlyID = rules.count == 1 && rules[0].0 == "_id"
     self.inclusion =
       sawInclusion || (onlyID && !sawExclusion && { if case .include = rules[0].1 { true } else { false } }())
+  }
+
+  /// Rejects a path with an empty segment or a segment that starts with `$`, except a `$` that
+  /// ends the path: returns whether the path is positional (`grades.$`).
+  static func checkSegments(of key: String) throws(QueryError) -> Bool {
+    let segments = key.split(separator: ".", omittingEmptySubsequences: false)
+    guard !segments.contains(where: \.isEmpty) else {
+      throw QueryError(.badPath, "projection paths cannot have empty segments: \"\(key)\"", keyPath: [key])
+    }
+    guard let dollar = segments.firstIndex(where: { $0.hasPrefix("$") }) else { return false }
+    if segments[dollar] == "$" && dollar == segments.count - 1 { return true }
+    if segments[dollar] == "$" {
+      throw QueryError(
+        .badPath, "the positional operator '$' may only end a projection path (\"a.b.$\"), found \"\(key)\"",
+        keyPath: [key])
+    }
+    throw QueryError(
+      .badPath, "projection path segments cannot start with '$': \"\(segments[dollar])\" in \"\(key)\"",
+      keyPath: [key])
+  }
+
+  /// The rule of a positional projection: only an inclusion (`1`, `true`) may have one.
+  static func positionalRule(_ value: BSON, keyPath: [String]) throws(QueryError) -> Rule {
+    if case .document(let operators) = value {
+      let name = operators.firstElement?.key ?? "an operator"
+      throw QueryError(
+        .conflict, "a positional projection cannot be used with \(name) (it takes 1 or true)", keyPath: keyPath)
+    }
+    guard case .include = try rule(value, keyPath: keyPath) else {
+      throw QueryError(
+        .badValue, "a positional projection is an inclusion (1 or true), found \(describe(value))", keyPath: keyPath)
+    }
+    return .positional
   }
 
   static func rule(_ value: BSON, keyPath: [String]) throws(QueryError) -> Rule {
@@ -147,16 +220,96 @@ public struct Projection: Sendable {
     if let index { rules[index].1 = .nested(children) } else { rules.append((head, .nested(children))) }
   }
 
+  /// Whether the projection has a positional projection (`"grades.$"`), which needs the query:
+  /// see ``apply(_:matching:)``.
+  public var isPositional: Bool { positionalPath != nil }
+
   /// The projected document.
+  ///
+  /// A positional projection (``isPositional``) needs the query that selected the document to
+  /// know which element to keep: use ``apply(_:matching:)``, as finds do. Without the query, no
+  /// element is known, and the positional field is left out where its path meets an array (where
+  /// ``apply(_:matching:)`` with a query that records no element throws).
   public func apply(_ document: Document) -> Document {
     if rules.isEmpty && includesID { return document }
+    var positional = PositionalState(path: positionalPath ?? "", index: nil, pending: positionalPath != nil)
     var builder = DocumentBuilder(capacity: document.byteCount)
-    project(document, rules, top: true, into: &builder)
+    project(document, rules, top: true, into: &builder, &positional)
     return builder.document
   }
 
-  private func project(_ document: Document, _ rules: [(String, Rule)], top: Bool, into builder: inout DocumentBuilder)
-  {
+  /// The projected document, with a positional projection's element chosen by `query`, which
+  /// the document matches.
+  ///
+  /// Of the first array on the positional path, only the element the query matched through is
+  /// kept, chosen by MongoDB's rules: a condition that meets an array records the first element
+  /// it holds for, `$elemMatch` its element, an `$and` its last child that records one, an `$in`
+  /// or an `$or` of equalities on one path its first; other `$or`s, `$nor` and `$not` record
+  /// none. A path that meets no array is projected as an inclusion.
+  /// - Complexity: one more pass of the query's conditions over the document.
+  /// - Throws: ``QueryError/Kind/badValue`` when the path meets an array but the query recorded
+  ///   no element (it has no condition that holds through an array element, as `{}` or an
+  ///   `$or` over two fields), or one past the end of that array.
+  public func apply(_ document: Document, matching query: Query) throws(QueryError) -> Document {
+    guard positionalPath != nil else { return apply(document) }
+    return try apply(document, recorder: PositionRecorder(query.node))
+  }
+
+  /// ``apply(_:matching:)`` with the query's recorder, made once for many documents.
+  func apply(_ document: Document, recorder: PositionRecorder) throws(QueryError) -> Document {
+    guard let positionalPath else { return apply(document) }
+    let index = document.withRawValue { recorder.position(in: $0) }
+    var positional = PositionalState(path: positionalPath, index: index, pending: true)
+    var builder = DocumentBuilder(capacity: document.byteCount)
+    project(document, rules, top: true, into: &builder, &positional)
+    if let failure = positional.failure { throw failure }
+    return builder.document
+  }
+
+  /// Where a positional projection is while a document is projected.
+  struct PositionalState {
+    let path: String
+    /// The element the query recorded.
+    let index: Int?
+    /// No array has been met on the positional path yet.
+    var pending: Bool
+    var failure: QueryError?
+
+    /// The recorded element of the first array on the path, as a one-element array.
+    mutating func select(_ array: BSONArray) -> BSON? {
+      pending = false
+      guard let index else {
+        failure = QueryError(
+          .badValue,
+          "the positional projection \"\(path).$\" found no matching element in the array: the query has no "
+            + "condition that holds through one of its elements",
+          keyPath: [path + ".$"])
+        return nil
+      }
+      guard index < array.count, let element = array[index] else {
+        failure = QueryError(
+          .badValue,
+          "the positional projection \"\(path).$\" found no element \(index) in an array of \(array.count): the query "
+            + "matched another array",
+          keyPath: [path + ".$"])
+        return nil
+      }
+      return .array([element])
+    }
+  }
+
+  static func containsPositional(_ rule: Rule) -> Bool {
+    switch rule {
+    case .positional: true
+    case .nested(let children): children.contains { containsPositional($0.1) }
+    default: false
+    }
+  }
+
+  private func project(
+    _ document: Document, _ rules: [(String, Rule)], top: Bool, into builder: inout DocumentBuilder,
+    _ positional: inout PositionalState
+  ) {
     for element in document {
       let key = element.key
       if top && key == "_id" {
@@ -170,13 +323,17 @@ public struct Projection: Sendable {
         if !inclusion { builder.append(key, element.value) }
         continue
       }
-      if let value = apply(rule, element.value) { builder.append(key, value) }
+      if let value = apply(rule, element.value, &positional) { builder.append(key, value) }
     }
   }
 
-  private func apply(_ rule: Rule, _ value: BSON) -> BSON? {
+  private func apply(_ rule: Rule, _ value: BSON, _ positional: inout PositionalState) -> BSON? {
     switch rule {
     case .include: return value
+    case .positional:
+      // The first array on the path; past it, or without one, an inclusion.
+      guard positional.pending, case .array(let array) = value else { return value }
+      return positional.select(array)
     case .exclude: return nil
     case .slice(let skip, let count):
       guard case .array(let array) = value else { return value }
@@ -194,14 +351,19 @@ public struct Projection: Sendable {
       switch value {
       case .document(let document):
         var builder = DocumentBuilder(capacity: document.byteCount)
-        project(document, children, top: false, into: &builder)
+        project(document, children, top: false, into: &builder, &positional)
         return .document(builder.document)
-      case .array(let array):
+      case .array(var array):
+        if positional.pending && Projection.containsPositional(rule) {
+          // The first array on the positional path: only the recorded element goes on.
+          guard case .array(let selected)? = positional.select(array) else { return nil }
+          array = selected
+        }
         var values: [BSON] = []
         for element in array {
-          if case .document = element, let projected = apply(rule, element) {
+          if case .document = element, let projected = apply(rule, element, &positional) {
             values.append(projected)
-          } else if case .array = element, let projected = apply(rule, element) {
+          } else if case .array = element, let projected = apply(rule, element, &positional) {
             values.append(projected)
           } else if !inclusion {
             values.append(element)

@@ -45,6 +45,10 @@ public struct QueryError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A regular expression that went past its match, depth or memory limit on some string (it
     /// backtracks exponentially, as `^(a|aa)+b$` does): the query ends with this error.
     public static let regexLimit = Kind(rawValue: "regexLimit")
+    /// A document that a sort cannot order (the query ends with this error): two sort keys whose
+    /// paths reach two different arrays ("parallel arrays", as MongoDB reports), or a numeric path
+    /// segment that names both an array's position and a field of its documents.
+    public static let sortKey = Kind(rawValue: "sortKey")
     /// A filter that is not a valid BSON document (see ``QueryError/bsonError``).
     public static let invalidDocument = Kind(rawValue: "invalidDocument")
   }

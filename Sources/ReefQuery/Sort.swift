@@ -10,9 +10,16 @@ import ReefBSON
 ///
 /// Values of different types sort by type (MinKey, null, numbers, strings, objects, arrays,
 /// binary, ObjectId, bool, date, timestamp, regex, MaxKey), numbers exactly across types. A
-/// missing field sorts as null; an array sorts by its smallest element ascending and by its
-/// largest descending, and an empty array below null. The sort is stable: documents with equal
-/// keys keep their order. Keys are read from each document's bytes once.
+/// missing field sorts as null. The sort is stable: documents with equal keys keep their order.
+/// Keys are read from each document's bytes once.
+///
+/// Paths through arrays sort as in MongoDB: a document sorts by the smallest value its path
+/// reaches ascending and the largest descending (`{"a.b": 1}` over `a: [{b: 3}, {b: 1}]` sorts
+/// by 1); an array element without the field counts as null, an empty array as a value below
+/// null, and an array inside an array as one (array) value. Keys whose paths go through the same
+/// array take their values from one element (`{"a.c": 1, "a.b": 1}` sorts by the smallest pair
+/// of one element), and two keys that reach two different arrays of one document ("parallel
+/// arrays") cannot sort it: the sort throws ``QueryError/Kind/sortKey``, as MongoDB fails.
 public struct SortSpecification: Sendable {
   /// The keys, most significant first.
   public var keys: [SortKey]
@@ -37,17 +44,16 @@ public struct SortSpecification: Sendable {
   }
 
   /// The documents in this order.
-  public func sorted(_ documents: [Document]) -> [Document] {
-    guard !keys.isEmpty, documents.count > 1 else { return documents }
-    return withExtendedLifetime(documents) {
+  /// - Throws: ``QueryError/Kind/sortKey`` when a document's keys reach parallel arrays.
+  /// - Complexity: O(*n* log *n*) comparisons, after reading each document's keys once.
+  public func sorted(_ documents: [Document]) throws(QueryError) -> [Document] {
+    guard !keys.isEmpty, !documents.isEmpty else { return documents }
+    return try withExtendedLifetime(documents) { () throws(QueryError) -> [Document] in
       let width = keys.count
       var extracted: [RawValue] = []
       extracted.reserveCapacity(documents.count * width)
-      for document in documents {
-        document.withRawValue { root in
-          for key in keys { extracted.append(sortValue(root, key)) }
-        }
-      }
+      for document in documents { try appendValues(of: document, to: &extracted) }
+      guard documents.count > 1 else { return documents }
       // Each document's first key as its canonical rank and an order-preserving 128-bit prefix:
       // most comparisons end there, and only equal prefixes that do not hold the whole value
       // compare the values themselves.
@@ -88,15 +94,14 @@ public struct SortSpecification: Sendable {
   }
 
   /// Compares two documents in this order: negative, zero or positive.
-  public func compare(_ a: Document, _ b: Document) -> Int {
-    a.withRawValue { rootA in
-      b.withRawValue { rootB in
-        for key in keys {
-          let comparison = compareValues(sortValue(rootA, key), sortValue(rootB, key))
-          if comparison != 0 { return key.ascending ? comparison : -comparison }
-        }
-        return 0
-      }
+  /// - Throws: ``QueryError/Kind/sortKey`` when either document's keys reach parallel arrays.
+  public func compare(_ a: Document, _ b: Document) throws(QueryError) -> Int {
+    var values: [RawValue] = []
+    values.reserveCapacity(2 * keys.count)
+    return try withExtendedLifetime((a, b)) { () throws(QueryError) -> Int in
+      try appendValues(of: a, to: &values)
+      try appendValues(of: b, to: &values)
+      return compareSortValues(values[..<keys.count], values[keys.count...])
     }
   }
 }
@@ -164,37 +169,4 @@ struct SortEntry {
       exact = false
     }
   }
-}
-
-/// The value a document sorts by for one key.
-func sortValue(_ root: RawValue, _ key: SortKey) -> RawValue {
-  // Through documents only (the usual case): no closure, no state.
-  var current = root
-  var level = 0
-  let segments = key.path.segments
-  while level < segments.count, current.type == 0x03, segments[level].index == nil {
-    guard let child = current.field(segments[level].name) else { return nullLiteral.value }
-    current = child
-    level += 1
-  }
-  if level == segments.count && current.type != 0x04 { return current }
-  return sortValueWalking(root, key)
-}
-
-/// `sortValue` through arrays: the smallest value ascending, the largest descending.
-func sortValueWalking(_ root: RawValue, _ key: SortKey) -> RawValue {
-  var state = PathWalk()
-  var best: RawValue?
-  _ = walk(root, key.path.segments[...], .elements, &state) { value in
-    if let current = best {
-      let comparison = compareValues(value, current)
-      if key.ascending ? comparison < 0 : comparison > 0 { best = value }
-    } else {
-      best = value
-    }
-    return false
-  }
-  if let best { return best }
-  // An empty array at the end of the path (and nothing else) sorts below null.
-  return state.found ? emptyArrayKey.value : nullLiteral.value
 }

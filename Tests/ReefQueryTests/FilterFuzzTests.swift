@@ -205,6 +205,7 @@ private let fuzzScale: Int = max(1, Int(getenvString("REEF_FUZZ_SCALE") ?? "") ?
     let seeds = try RealisticInputs.sorts.map { try Document(extendedJSON: $0) }
     var compiled = 0
     var rejected = 0
+    var unsortable = 0
     for round in 0..<1_500 * fuzzScale {
       let specification: Document
       if round % 3 == 0 {
@@ -224,19 +225,29 @@ private let fuzzScale: Int = max(1, Int(getenvString("REEF_FUZZ_SCALE") ?? "") ?
       }
       var input = corpus
       generator.shuffle(&input)
-      let output = sort.sorted(input)
+      let output: [Document]
+      do {
+        output = try sort.sorted(input)
+      } catch {
+        // Only documents whose keys reach two arrays (MongoDB's parallel arrays) or whose numeric
+        // segment names both an array position and a field of its documents cannot be sorted.
+        let known = error.message.contains("parallel arrays") || error.message.contains("ambiguous sort path")
+        #expect(error.kind == .sortKey && known, "\(specification): \(error)")
+        unsortable += 1
+        continue
+      }
       let positions = output.map(sequenceNumber)
       #expect(positions.sorted() == input.map(sequenceNumber).sorted(), "not a permutation for \(specification)")
       guard output.count == input.count else { continue }
       let inputOrder = Dictionary(uniqueKeysWithValues: input.enumerated().map { (sequenceNumber($1), $0) })
       for (a, b) in zip(output, output.dropFirst()) {
-        let order = sort.compare(a, b)
+        let order = try sort.compare(a, b)
         if order > 0 || (order == 0 && inputOrder[sequenceNumber(a)]! > inputOrder[sequenceNumber(b)]!) {
           Issue.record("sort \(specification) put \(a) before \(b) (compare \(order)), or not stably")
         }
       }
     }
-    print("sort specifications: compiled \(compiled), rejected \(rejected)")
+    print("sort specifications: compiled \(compiled), rejected \(rejected), unsortable \(unsortable)")
     #expect(compiled > 0)
     #expect(rejected > 0)
   }
@@ -297,7 +308,7 @@ private let fuzzScale: Int = max(1, Int(getenvString("REEF_FUZZ_SCALE") ?? "") ?
   /// `find` must be the filter, then the sort, skip, limit and projection, in that order.
   func checkFind(_ query: Query, _ corpus: [Document], options: FindOptions, filter: Document) throws {
     var expected = corpus.filter(query.matches)
-    if let sort = options.sort { expected = sort.sorted(expected) }
+    if let sort = options.sort { expected = try sort.sorted(expected) }
     expected = Array(expected.dropFirst(options.skip))
     if let limit = options.limit, limit > 0 { expected = Array(expected.prefix(limit)) }
     if let projection = options.projection { expected = expected.map(projection.apply) }

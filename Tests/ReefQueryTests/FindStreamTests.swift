@@ -106,7 +106,7 @@ import Testing
     var results: [Document] = []
     while let document = try stream.next() { results.append(document) }
     // Stable: equal keys in input order, exactly as the in-memory sort.
-    #expect(results == Array(sort.sorted(all(5_000)).dropFirst(7).prefix(5)))
+    #expect(try results == Array(sort.sorted(all(5_000)).dropFirst(7).prefix(5)))
     #expect(liveness.peak <= 7 + 5 + 1, "\(liveness.peak) documents were alive at once")
   }
 
@@ -127,7 +127,7 @@ import Testing
     var results = [first]
     while let document = try stream.next() { results.append(document) }
     let projection = try Projection(["key": 1])
-    #expect(results == sort.sorted(all(3_000).filter(query.matches)).map(projection.apply))
+    #expect(try results == sort.sorted(all(3_000).filter(query.matches)).map(projection.apply))
     #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
   }
 
@@ -150,11 +150,11 @@ import Testing
     let query = try Query(predicate: "key < 15 SORT(key DESC) DISTINCT(key) LIMIT(6)")
     let options = FindOptions(sort: try SortSpecification(["_id": 1]), skip: 1, limit: 3)
     // The same stages written out: SORT, DISTINCT, LIMIT, then the options.
-    let sorted = SortSpecification(query.sort).sorted(documents.filter(query.matches))
+    let sorted = try SortSpecification(query.sort).sorted(documents.filter(query.matches))
     var seen = Set<BSON>()
     let distinct = sorted.filter { seen.insert($0["key"]!).inserted }
-    let expected = Array(options.sort!.sorted(Array(distinct.prefix(6))).dropFirst(1).prefix(3))
+    let expected = Array(try options.sort!.sorted(Array(distinct.prefix(6))).dropFirst(1).prefix(3))
     #expect(try query.find(in: documents, options: options) == expected)
-    #expect(query.arrange(documents.filter(query.matches), options: options) == expected)
+    #expect(try query.arrange(documents.filter(query.matches), options: options) == expected)
   }
 }

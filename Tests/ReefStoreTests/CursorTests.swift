@@ -121,7 +121,7 @@ import Testing
     let sort = try SortSpecification(["group": -1, "n": 1])
     let cursor = try items.find(options: FindOptions(sort: sort, skip: 5, limit: 10))
     let top = try cursor.toArray()
-    let expected = Array(sort.sorted(try items.find().toArray()).dropFirst(5).prefix(10))
+    let expected = Array(try sort.sorted(try items.find().toArray()).dropFirst(5).prefix(10))
     #expect(top == expected)
     #expect(cursor.sorters.isEmpty)  // ended: let go of
     let counted = try items.find(options: FindOptions(sort: sort, skip: 5, limit: 10))
@@ -143,7 +143,7 @@ import Testing
     #expect(runs > 64, "\(runs) runs: more than a merge opens at once (64) exercise the merge of merges")
     #expect(try FileManager.default.contentsOfDirectory(atPath: spillDirectory).count == 1)
     let spilled = try [first] + cursor.toArray()
-    #expect(spilled == sort.sorted(try items.find().toArray()))
+    #expect(try spilled == sort.sorted(try items.find().toArray()))
     #expect(try FileManager.default.contentsOfDirectory(atPath: spillDirectory).isEmpty)
     // Closed before the end, or released: the files go too.
     let closed = try items.find(options: FindOptions(sort: sort, sortMemory: memory))
