@@ -246,12 +246,12 @@ import Testing
     }
   }
 
-  @Test("options stricter than the parser are applied to each document, at its start")
+  @Test("the options' depth limit is the parser's; a smaller size limit is checked after parsing")
   func stricterOptions() throws {
     let e = try failure(
       "{\"a\": 1}\n{\"a\": {\"b\": {\"c\": 1}}}\n", documents: 1, options: ValidationOptions(maximumDepth: 1))
     #expect(e.kind == .depthLimitExceeded)
-    #expect((e.documentIndex, e.line, e.column, e.offset) == (1, 2, 1, 9))
+    #expect((e.documentIndex, e.line, e.column, e.offset) == (1, 2, 13, 21))
     #expect(e.keyPath == ["a", "b"])
 
     let size = try failure(
@@ -261,14 +261,20 @@ import Testing
     #expect(size.documentIndex == 0)
   }
 
-  @Test("deep nesting is refused at the parser's limit, with the position")
+  @Test("deep nesting: refused past the options' limit with the position, read whole without one")
   func deepNesting() throws {
     let levels = 100_000
     let text = "{\"a\":" + String(repeating: "[", count: levels) + String(repeating: "]", count: levels) + "}"
-    let e = try failure(text, documents: 0)
+    let e = try failure("{}\n" + text, documents: 1)
     #expect(e.kind == .depthLimitExceeded)
-    #expect(e.documentIndex == 0)
-    #expect((e.line, e.column, e.offset) == (1, 106, 105))
+    #expect(e.message == "expected documents and arrays nested at most 100 deep, found deeper nesting")
+    #expect(e.documentIndex == 1)
+    #expect((e.line, e.column, e.offset) == (2, 106, 108))
+
+    var r = try reader(text, options: ValidationOptions(maximumDepth: ValidationOptions.unlimitedDepth))
+    // Each array is its length, a type byte, the key "0" and a terminator around its child.
+    #expect(try r.next()?.byteCount == 4 + 1 + 2 + (5 + 8 * (levels - 1)) + 1)
+    #expect(try r.next() == nil)
   }
 
   @Test("a line that never ends its document fails at the text limit, without reading it all")

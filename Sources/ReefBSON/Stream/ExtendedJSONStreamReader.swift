@@ -15,8 +15,9 @@
 /// }
 /// ```
 ///
-/// Each document is parsed as by ``Document/init(extendedJSON:)``, then checked against
-/// ``options`` where they are stricter than the parser's own limits. Every error carries the
+/// Each document is parsed as by ``Document/init(extendedJSON:maximumDepth:)`` with
+/// ``options``' ``ValidationOptions/maximumDepth`` (any depth is safe: the parser does not
+/// recurse), then checked against ``options``' size limit where it is smaller than the parser's. Every error carries the
 /// zero-based ``BSONError/documentIndex`` of the document being read, the one-based
 /// ``BSONError/line`` and ``BSONError/column`` (in bytes) and the ``BSONError/offset`` of the
 /// problem counted from the start of the (decompressed) stream, and the key path inside the
@@ -280,6 +281,7 @@ public struct ExtendedJSONStreamReader {
     let text = buffer.pointer.bindMemory(to: UInt8.self, capacity: length)
     var reader = ExtendedJSONReader(input: text, count: length, position: 0, out: buffers.out, path: buffers.path)
     reader.documentIndex = documentsRead
+    reader.maximumDepth = options.maximumDepth
     buffers.path = []
     defer {
       buffers.out = reader.out
@@ -294,10 +296,7 @@ public struct ExtendedJSONStreamReader {
           .invalidJSON, "expected the end of the document, found \(reader.describeByte(at: reader.pos))",
           at: reader.pos)
       }
-      if options.maximumDepth < ExtendedJSONReader.maximumDepth || options.maximumSize < ExtendedJSONReader.maximumSize
-      {
-        try document.validate(options: options)
-      }
+      if options.maximumSize < ExtendedJSONReader.maximumSize { try document.validate(options: options) }
     } catch {
       var error = error
       if let errorLine = error.line {
