@@ -142,6 +142,14 @@ import Testing
       expected.append(try Document(extendedJSON: line))
       text += i % 3 == 0 ? line + "\n" : i % 3 == 1 ? line + "\r\n  " : line
     }
+    // An escape, then 0 to 19 plain characters before the closing quote: the scan's eight-byte
+    // steps must not start on the escaped character.
+    for plain in 0..<20 {
+      let a = String(repeating: "a", count: plain)
+      let line = #"{"e": "\n"# + a + #"", "k": "}", "q": "\"\\"# + a + #""}"#
+      expected.append(try Document(extendedJSON: line))
+      text += line
+    }
     var r = try reader(text)
     var got: [Document] = []
     while let document = try r.next() { got.append(document) }
