@@ -10,6 +10,10 @@
 ///
 /// Errors carry the byte offset in the input, the line and column (computed only when an error is
 /// thrown) and the key path (kept as input positions of the keys, decoded only on error).
+///
+/// Nothing recurses once per level of nesting: the open documents and arrays are frames on a
+/// ``FrameStack`` (see `objectTree()`), and skipped values keep their open brackets in a bit set,
+/// so any ``maximumDepth`` is safe on any thread.
 struct ExtendedJSONReader {
   let input: UnsafePointer<UInt8>
   let end: Int
@@ -21,9 +25,14 @@ struct ExtendedJSONReader {
   /// BSON nesting depth below the top-level document of the value being written.
   var depth = 0
   var documentIndex: Int?
+  /// The deepest nesting of documents and arrays accepted below the top-level document.
+  var maximumDepth = ExtendedJSONReader.defaultMaximumDepth
+  /// The `$scope` document of a code-with-scope wrapper just written up to its code, for
+  /// `objectTree()` to write next (set by `codeWithScope`).
+  var pendingScope: PendingScope?
 
-  /// The deepest nesting of documents and arrays below the top-level document (MongoDB's limit).
-  static let maximumDepth = 100
+  /// MongoDB's limit on nesting, the default ``maximumDepth``.
+  static let defaultMaximumDepth = 100
   /// The largest document the parser produces (MongoDB's limit plus its internal headroom).
   static let maximumSize = 16 * 1024 * 1024 + 16 * 1024
 
@@ -69,61 +78,179 @@ struct ExtendedJSONReader {
     out.count = 0
     path.removeAll(keepingCapacity: true)
     depth = 0
-    try object(topLevel: true)
+    pendingScope = nil
+    try objectTree()
     let storage = DocumentStorage(copying: UnsafeRawBufferPointer(start: out.base, count: out.count))
     return Document(storage: storage, start: 0, length: out.count)
   }
 
-  /// Writes the object at `pos` as a BSON document (length, elements, terminator).
-  mutating func object(topLevel: Bool) throws(BSONError) {
-    let start = out.count
+  /// An open document or array while `objectTree()` writes it.
+  struct Frame {
+    /// Where its length prefix is in `out`.
+    var start: Int
+    /// Where the type byte of the element that holds it is in `out`, or -1 (the top-level
+    /// document, and a `$scope` document, whose element is a code-with-scope).
+    var typeAt: Int
+    /// For an array, the index of its next element; -1 for a document.
+    var index: Int
+    /// Whether it is the top-level document (whose keys are taken as they are).
+    var topLevel: Bool
+    /// Whether an element was read, so that `,` or the closing bracket comes next.
+    var hasElements = false
+    /// For a `$scope` document: where the code-with-scope's length is in `out`; -1 otherwise.
+    var scopeOf = -1
+    /// For a `$scope` document: the input position after the wrapper object that holds it.
+    var after = 0
+  }
+
+  /// The `$scope` of a code-with-scope wrapper, still to be written.
+  struct PendingScope {
+    /// Where the code-with-scope's length is in `out`.
+    var start: Int
+    /// The input positions of the `$scope` key and of its value's `{`.
+    var keyPosition: Int
+    var valuePosition: Int
+  }
+
+  /// Writes the object at `pos`, and everything nested in it, as a BSON document.
+  ///
+  /// It does not recurse: each open document or array is a ``Frame``, and the loop reads one
+  /// element of the innermost at a time, so the depth of nesting costs heap, not stack.
+  mutating func objectTree() throws(BSONError) {
+    try withFrameStack(of: Frame.self) { (stack) throws(BSONError) in
+      try openContainer(&stack, Frame(start: out.count, typeAt: -1, index: -1, topLevel: true))
+      while stack.count > 0 {
+        let frame = stack.top
+        let isArray = frame.pointee.index >= 0
+        if frame.pointee.hasElements {
+          skipWhitespace()
+          let b = peek
+          if b == UInt8(ascii: ",") {
+            pos &+= 1
+            skipWhitespace()
+          } else if b == (isArray ? UInt8(ascii: "]") : UInt8(ascii: "}")) {
+            pos &+= 1
+            try closeContainer(&stack)
+            continue
+          } else {
+            throw error(
+              .invalidJSON,
+              isArray
+                ? "expected ',' or ']' after an array element, found \(describeByte(at: pos))"
+                : "expected ',' or '}' after a member, found \(describeByte(at: pos))", at: pos)
+          }
+        }
+        frame.pointee.hasElements = true
+        let typeAt: Int
+        if isArray {
+          let index = frame.pointee.index
+          path[path.count &- 1] = -(index &+ 1)
+          typeAt = out.count
+          out.reserve(22)
+          out.appendUnchecked(0)
+          out.appendDecimalUnchecked(UInt64(index))
+          out.appendUnchecked(0)
+          frame.pointee.index = index &+ 1
+        } else {
+          typeAt = try key(topLevel: frame.pointee.topLevel)
+        }
+        guard pos < end else {
+          throw error(.invalidJSON, "expected a value, found the end of the input", at: pos)
+        }
+        switch input[pos] {
+        case UInt8(ascii: "{"):
+          if let type = try wrapperIfPresent() {
+            out.base[typeAt] = type
+            if let scope = pendingScope {
+              // A code-with-scope: its `$scope` document is written as a frame of its own.
+              pendingScope = nil
+              let after = pos
+              pos = scope.valuePosition
+              try enterNested()
+              path.append(scope.keyPosition)
+              try openContainer(
+                &stack,
+                Frame(start: out.count, typeAt: -1, index: -1, topLevel: false, scopeOf: scope.start, after: after))
+            }
+            continue
+          }
+          try enterNested()
+          try openContainer(&stack, Frame(start: out.count, typeAt: typeAt, index: -1, topLevel: false))
+        case UInt8(ascii: "["):
+          try enterNested()
+          try openContainer(&stack, Frame(start: out.count, typeAt: typeAt, index: 0, topLevel: false))
+        default:
+          // Not `out.base[typeAt] = try scalar()`: that reads `out.base` before `scalar()` may
+          // move the buffer.
+          let type = try scalar()
+          out.base[typeAt] = type
+        }
+      }
+    }
+  }
+
+  /// Starts the document or array whose bracket is at `pos`: its length placeholder, its frame
+  /// and its level in the key path; closes it at once when it is empty.
+  @inline(__always)
+  mutating func openContainer(_ stack: inout FrameStack<Frame>, _ frame: Frame) throws(BSONError) {
     out.appendInt32LE(0)
     pos &+= 1
     skipWhitespace()
-    if peek == UInt8(ascii: "}") {
+    path.append(frame.index >= 0 ? -1 : Int.min)
+    stack.push(frame)
+    if peek == (frame.index >= 0 ? UInt8(ascii: "]") : UInt8(ascii: "}")) {
       pos &+= 1
-      return try finishDocument(start)
+      try closeContainer(&stack)
     }
-    path.append(Int.min)
-    let level = path.count &- 1
-    while true {
-      guard peek == UInt8(ascii: "\"") else {
-        throw error(.invalidJSON, "expected a key string, found \(describeByte(at: pos))", at: pos)
-      }
-      let keyPosition = pos
-      path[level] = Int.min
-      let typeAt = out.count
-      out.append(0)
-      let keyStart = out.count
-      if try stringContents() {
-        throw error(
-          .invalidKey, "expected a key without a zero character (BSON keys are C strings), found \\u0000",
-          at: keyPosition)
-      }
-      // Safe: `keyStart` is within the bytes written.
-      if !topLevel && out.count > keyStart && out.base[keyStart] == UInt8(ascii: "$") {
-        try checkOrdinaryKey(at: keyStart, keyPosition: keyPosition)
-      }
-      out.append(0)
-      path[level] = keyPosition
-      skipWhitespace()
-      try expect(UInt8(ascii: ":"), "':' after the key")
-      skipWhitespace()
-      let type = try value()
-      out.base[typeAt] = type
-      skipWhitespace()
-      let b = peek
-      pos &+= 1
-      if b == UInt8(ascii: ",") {
-        skipWhitespace()
-        continue
-      }
-      if b == UInt8(ascii: "}") { break }
-      pos &-= 1
-      throw error(.invalidJSON, "expected ',' or '}' after a member, found \(describeByte(at: pos))", at: pos)
-    }
+  }
+
+  /// Ends the innermost document or array (its closing bracket read): its terminator and
+  /// length, its type byte in the element that holds it, and for a `$scope` the length of the
+  /// code-with-scope and the input position after its wrapper.
+  @inline(__always)
+  mutating func closeContainer(_ stack: inout FrameStack<Frame>) throws(BSONError) {
+    let frame = stack.top.pointee
+    stack.pop()
     path.removeLast()
-    try finishDocument(start)
+    try finishDocument(frame.start)
+    if frame.topLevel { return }
+    depth &-= 1
+    if frame.typeAt >= 0 { out.base[frame.typeAt] = frame.index >= 0 ? 0x04 : 0x03 }
+    if frame.scopeOf >= 0 {
+      path.removeLast()
+      out.patchInt32LE(Int32(truncatingIfNeeded: out.count &- frame.scopeOf), at: frame.scopeOf)
+      pos = frame.after
+    }
+  }
+
+  /// Reads a member's key at `pos`, the `:` and the whitespace after it, and writes a type byte
+  /// placeholder and the key; returns where the type byte is in `out`.
+  @inline(__always)
+  mutating func key(topLevel: Bool) throws(BSONError) -> Int {
+    guard peek == UInt8(ascii: "\"") else {
+      throw error(.invalidJSON, "expected a key string, found \(describeByte(at: pos))", at: pos)
+    }
+    let keyPosition = pos
+    let level = path.count &- 1
+    path[level] = Int.min
+    let typeAt = out.count
+    out.append(0)
+    let keyStart = out.count
+    if try stringContents() {
+      throw error(
+        .invalidKey, "expected a key without a zero character (BSON keys are C strings), found \\u0000",
+        at: keyPosition)
+    }
+    // Safe: `keyStart` is within the bytes written.
+    if !topLevel && out.count > keyStart && out.base[keyStart] == UInt8(ascii: "$") {
+      try checkOrdinaryKey(at: keyStart, keyPosition: keyPosition)
+    }
+    out.append(0)
+    path[level] = keyPosition
+    skipWhitespace()
+    try expect(UInt8(ascii: ":"), "':' after the key")
+    skipWhitespace()
+    return typeAt
   }
 
   @inline(__always)
@@ -153,64 +280,13 @@ struct ExtendedJSONReader {
       at: keyPosition)
   }
 
-  /// Writes the array at `pos` as a BSON array.
-  mutating func array() throws(BSONError) {
-    let start = out.count
-    out.appendInt32LE(0)
-    pos &+= 1
-    skipWhitespace()
-    if peek == UInt8(ascii: "]") {
-      pos &+= 1
-      return try finishDocument(start)
-    }
-    path.append(-1)
-    let level = path.count &- 1
-    var index = 0
-    while true {
-      path[level] = -(index &+ 1)
-      let typeAt = out.count
-      out.reserve(22)
-      out.appendUnchecked(0)
-      out.appendDecimalUnchecked(UInt64(index))
-      out.appendUnchecked(0)
-      let type = try value()
-      out.base[typeAt] = type
-      skipWhitespace()
-      let b = peek
-      pos &+= 1
-      if b == UInt8(ascii: ",") {
-        skipWhitespace()
-        index &+= 1
-        continue
-      }
-      if b == UInt8(ascii: "]") { break }
-      pos &-= 1
-      throw error(.invalidJSON, "expected ',' or ']' after an array element, found \(describeByte(at: pos))", at: pos)
-    }
-    path.removeLast()
-    try finishDocument(start)
-  }
-
-  /// Writes the value at `pos` and returns its BSON type byte.
-  mutating func value() throws(BSONError) -> UInt8 {
-    guard pos < end else {
-      throw error(.invalidJSON, "expected a value, found the end of the input", at: pos)
-    }
+  /// Writes the value at `pos`, which is not a document or an array, and returns its BSON type byte.
+  @inline(__always)
+  mutating func scalar() throws(BSONError) -> UInt8 {
     switch input[pos] {
     case UInt8(ascii: "\""):
       try stringValue()
       return 0x02
-    case UInt8(ascii: "{"):
-      if let type = try wrapperIfPresent() { return type }
-      try enterNested()
-      try object(topLevel: false)
-      depth &-= 1
-      return 0x03
-    case UInt8(ascii: "["):
-      try enterNested()
-      try array()
-      depth &-= 1
-      return 0x04
     case UInt8(ascii: "t"):
       try literal("true")
       out.append(1)
@@ -231,10 +307,10 @@ struct ExtendedJSONReader {
 
   @inline(__always)
   mutating func enterNested() throws(BSONError) {
-    guard depth < ExtendedJSONReader.maximumDepth else {
+    guard depth < maximumDepth else {
       throw error(
         .depthLimitExceeded,
-        "expected documents and arrays nested at most \(ExtendedJSONReader.maximumDepth) deep, found deeper nesting",
+        "expected documents and arrays nested at most \(maximumDepth) deep, found deeper nesting",
         at: pos)
     }
     depth &+= 1
@@ -464,62 +540,91 @@ struct ExtendedJSONReader {
 
   // MARK: - Skipping
 
+  /// The deepest nesting of JSON objects and arrays `skipValue()` accepts: wrapper objects add a
+  /// level or two to the BSON nesting.
+  var skipNestingLimit: Int { maximumDepth > Int.max / 4 ? Int.max : 2 &* maximumDepth &+ 8 }
+
   /// Moves past the JSON value at `pos`, checking its syntax but writing nothing.
-  mutating func skipValue(nesting: Int) throws(BSONError) {
-    guard pos < end else {
-      throw error(.invalidJSON, "expected a value, found the end of the input", at: pos)
-    }
-    switch input[pos] {
-    case UInt8(ascii: "\""):
-      try skipString()
-    case UInt8(ascii: "{"), UInt8(ascii: "["):
-      let isObject = input[pos] == UInt8(ascii: "{")
-      let close = isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
-      guard nesting < 2 &* ExtendedJSONReader.maximumDepth &+ 8 else {
-        throw error(.depthLimitExceeded, "expected JSON nested less deeply, found deeper nesting", at: pos)
+  ///
+  /// It does not recurse: which open brackets are arrays is kept in a bit set (a word for the
+  /// first 64 levels, an array past them).
+  mutating func skipValue() throws(BSONError) {
+    var arrays: UInt64 = 0
+    var deeper: [Bool] = []
+    var nesting = 0
+    let limit = skipNestingLimit
+    func isArray(_ level: Int) -> Bool { level < 64 ? arrays & (1 << UInt64(level)) != 0 : deeper[level &- 64] }
+    while true {
+      guard pos < end else {
+        throw error(.invalidJSON, "expected a value, found the end of the input", at: pos)
       }
-      pos &+= 1
-      skipWhitespace()
-      if peek == close {
-        pos &+= 1
-        return
-      }
-      while true {
-        if isObject {
-          guard peek == UInt8(ascii: "\"") else {
-            throw error(.invalidJSON, "expected a key string, found \(describeByte(at: pos))", at: pos)
-          }
-          try skipString()
-          skipWhitespace()
-          try expect(UInt8(ascii: ":"), "':' after the key")
-          skipWhitespace()
+      switch input[pos] {
+      case UInt8(ascii: "\""):
+        try skipString()
+      case UInt8(ascii: "{"), UInt8(ascii: "["):
+        let array = input[pos] == UInt8(ascii: "[")
+        guard nesting < limit else {
+          throw error(.depthLimitExceeded, "expected JSON nested less deeply, found deeper nesting", at: pos)
         }
-        try skipValue(nesting: nesting &+ 1)
+        if nesting < 64 {
+          if array { arrays |= 1 << UInt64(nesting) } else { arrays &= ~(1 << UInt64(nesting)) }
+        } else {
+          deeper.append(array)
+        }
+        nesting &+= 1
+        pos &+= 1
+        skipWhitespace()
+        if peek == (array ? UInt8(ascii: "]") : UInt8(ascii: "}")) {
+          pos &+= 1
+          nesting &-= 1
+          if nesting >= 64 { deeper.removeLast() }
+        } else {
+          if !array { try skipKey() }
+          continue
+        }
+      case UInt8(ascii: "t"): try literal("true")
+      case UInt8(ascii: "f"): try literal("false")
+      case UInt8(ascii: "n"): try literal("null")
+      case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+        guard let scan = ExtendedJSONNumber.scan(input, from: pos, to: end, lenient: false) else {
+          throw error(.invalidJSON, "expected a JSON number, found \(describeByte(at: pos))", at: pos)
+        }
+        pos = scan.end
+      default:
+        throw error(.invalidJSON, "expected a value, found \(describeByte(at: pos))", at: pos)
+      }
+      // After a value: close the brackets that end here, then go on with the next value.
+      while true {
+        if nesting == 0 { return }
+        let array = isArray(nesting &- 1)
         skipWhitespace()
         let b = peek
         if b == UInt8(ascii: ",") {
           pos &+= 1
           skipWhitespace()
-          continue
+          if !array { try skipKey() }
+          break
         }
-        if b == close {
-          pos &+= 1
-          return
+        guard b == (array ? UInt8(ascii: "]") : UInt8(ascii: "}")) else {
+          throw error(
+            .invalidJSON, "expected ',' or '\(array ? "]" : "}")', found \(describeByte(at: pos))", at: pos)
         }
-        throw error(
-          .invalidJSON, "expected ',' or '\(isObject ? "}" : "]")', found \(describeByte(at: pos))", at: pos)
+        pos &+= 1
+        nesting &-= 1
+        if nesting >= 64 { deeper.removeLast() }
       }
-    case UInt8(ascii: "t"): try literal("true")
-    case UInt8(ascii: "f"): try literal("false")
-    case UInt8(ascii: "n"): try literal("null")
-    case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-      guard let scan = ExtendedJSONNumber.scan(input, from: pos, to: end, lenient: false) else {
-        throw error(.invalidJSON, "expected a JSON number, found \(describeByte(at: pos))", at: pos)
-      }
-      pos = scan.end
-    default:
-      throw error(.invalidJSON, "expected a value, found \(describeByte(at: pos))", at: pos)
     }
+  }
+
+  /// Moves past a key string at `pos`, the `:` and the whitespace around it.
+  mutating func skipKey() throws(BSONError) {
+    guard peek == UInt8(ascii: "\"") else {
+      throw error(.invalidJSON, "expected a key string, found \(describeByte(at: pos))", at: pos)
+    }
+    try skipString()
+    skipWhitespace()
+    try expect(UInt8(ascii: ":"), "':' after the key")
+    skipWhitespace()
   }
 
   /// Moves past the string at `pos`, checking escapes loosely (it is decoded fully when used).

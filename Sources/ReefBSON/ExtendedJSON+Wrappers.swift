@@ -163,7 +163,7 @@ extension ExtendedJSONReader {
       try expect(UInt8(ascii: ":"), "':' after the key")
       skipWhitespace()
       let valuePosition = pos
-      try skipValue(nesting: 0)
+      try skipValue()
       m.add(key, keyPosition: keyPosition, valuePosition: valuePosition)
       skipWhitespace()
       let b = peek
@@ -203,7 +203,7 @@ extension ExtendedJSONReader {
         pos &+= 1
         skipWhitespace()
         let valuePosition = pos
-        try skipValue(nesting: 0)
+        try skipValue()
         skipWhitespace()
         if peek == UInt8(ascii: "}") {
           let after = pos &+ 1
@@ -474,13 +474,10 @@ extension ExtendedJSONReader {
     out.appendInt32LE(0)
     pos = code.valuePosition
     try stringValue()
-    pos = scope.valuePosition
-    try enterNested()
-    path.append(scope.keyPosition)
-    try object(topLevel: false)
-    path.removeLast()
-    depth &-= 1
-    out.patchInt32LE(Int32(truncatingIfNeeded: out.count &- start), at: start)
+    // The scope document comes next; `objectTree()` writes it, without recursion, and then
+    // patches the code-with-scope's length at `start`.
+    pendingScope = PendingScope(
+      start: start, keyPosition: scope.keyPosition, valuePosition: scope.valuePosition)
     return 0x0F
   }
 
@@ -612,7 +609,7 @@ extension ExtendedJSONReader {
       skipWhitespace()
       pos &+= 1
       skipWhitespace()
-      guard (try? skipValue(nesting: 0)) != nil else { break }
+      guard (try? skipValue()) != nil else { break }
       skipWhitespace()
       pos &+= 1
     }

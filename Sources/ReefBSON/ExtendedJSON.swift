@@ -58,16 +58,32 @@ extension Document {
   /// value types; other `$`-prefixed keys (such as DBRef's `$ref` and `$id`, or query operators)
   /// are kept as ordinary keys. Plain JSON integers become int32 when they fit, else int64, else
   /// double; numbers with a fraction or exponent become doubles. Documents and arrays may be
-  /// nested 100 deep below the top-level document.
+  /// nested 100 deep below the top-level document (MongoDB's limit; see
+  /// ``init(extendedJSON:maximumDepth:)`` for another).
   /// - Throws: ``BSONError`` of kind ``BSONError/Kind/invalidJSON`` (syntax),
   ///   ``BSONError/Kind/invalidExtendedJSON`` (a malformed wrapper), ``BSONError/Kind/invalidUTF8``,
   ///   ``BSONError/Kind/invalidKey`` (a key with `\u0000`) or ``BSONError/Kind/depthLimitExceeded``,
   ///   with the line, column, byte offset and key path of the problem.
   /// - Complexity: O(n) in the length of the text.
   public init(extendedJSON text: String) throws(BSONError) {
+    try self.init(extendedJSON: text, maximumDepth: ExtendedJSONReader.defaultMaximumDepth)
+  }
+
+  /// Parses one Extended JSON v2 document as ``init(extendedJSON:)`` does, with documents and
+  /// arrays nested at most `maximumDepth` deep below the top-level document
+  /// (``ValidationOptions/unlimitedDepth`` for no limit).
+  ///
+  /// The parser does not recurse (open documents and arrays are kept on the heap), so any limit
+  /// is safe on any thread: 100,000 levels cost about 3 MB while parsing.
+  /// - Throws: as ``init(extendedJSON:)``; ``BSONError/Kind/depthLimitExceeded`` at the first
+  ///   document or array past the limit.
+  /// - Complexity: O(n) in the length of the text.
+  public init(extendedJSON text: String, maximumDepth: Int) throws(BSONError) {
     var text = text
     let result = text.withUTF8 { utf8 -> Result<Document, BSONError> in
-      Result { () throws(BSONError) -> Document in try ExtendedJSONReader.parseSingle(utf8) }
+      Result { () throws(BSONError) -> Document in
+        try ExtendedJSONReader.parseSingle(utf8, maximumDepth: maximumDepth)
+      }
     }
     self = try result.get()
   }
@@ -75,13 +91,14 @@ extension Document {
 
 extension ExtendedJSONReader {
   /// Parses exactly one document, with only whitespace around it.
-  static func parseSingle(_ utf8: UnsafeBufferPointer<UInt8>) throws(BSONError) -> Document {
+  static func parseSingle(_ utf8: UnsafeBufferPointer<UInt8>, maximumDepth: Int) throws(BSONError) -> Document {
     let empty: UInt8 = 0
     return try withUnsafePointer(to: empty) { (emptyPointer) throws(BSONError) -> Document in
       let input = utf8.baseAddress ?? emptyPointer
       var reader = ExtendedJSONReader(
         input: input, count: utf8.count, position: 0, out: ExtendedJSONBuffer(capacity: utf8.count &+ 64), path: [])
       defer { reader.out.release() }
+      reader.maximumDepth = maximumDepth
       reader.skipByteOrderMark()
       reader.skipWhitespace()
       guard reader.peek == UInt8(ascii: "{") else {
@@ -118,6 +135,10 @@ public struct ExtendedJSONParser {
   public private(set) var line = 1
   /// The one-based column (in bytes) of the next unread byte.
   public private(set) var column = 1
+  /// The deepest nesting of documents and arrays accepted below each top-level document:
+  /// MongoDB's 100 by default, ``ValidationOptions/unlimitedDepth`` for no limit. The parser
+  /// does not recurse, so any limit is safe.
+  public var maximumDepth = ExtendedJSONReader.defaultMaximumDepth
 
   let input: [UInt8]
   var position = 0
@@ -180,6 +201,7 @@ public struct ExtendedJSONParser {
         input: utf8.baseAddress ?? emptyPointer, count: utf8.count, position: position, out: buffers.out,
         path: buffers.path)
       reader.documentIndex = index
+      reader.maximumDepth = maximumDepth
       buffers.path = []
       defer {
         buffers.out = reader.out

@@ -75,49 +75,6 @@ func isSameFile(_ a: String, _ b: String) -> Bool {
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
 }
 
-/// What a convert input holds.
-enum InputFormat: Equatable {
-  /// Concatenated BSON documents.
-  case bson
-  /// Extended JSON: documents one per line, a JSON array, or pretty-printed documents.
-  case json
-
-  /// Looks at the first bytes of `source` (after decompression) without consuming them.
-  ///
-  /// The first four bytes of a BSON stream are a little-endian length between 5 and the size
-  /// limit, so the top byte is zero; JSON text never starts that way (its bytes are printable or
-  /// whitespace). That test comes first, because a BSON length can itself start with the byte
-  /// `{` (a 123-byte document) or with whitespace. Otherwise the input is JSON when its first
-  /// non-whitespace byte is `{` or `[` (or there is only whitespace), and BSON when not. Input
-  /// that starts with a UTF-8 byte-order mark is JSON (the JSON parser skips the mark).
-  static func detect(_ source: ByteSource, maximumSize: Int = ValidationOptions.default.maximumSize)
-    throws(BSONError) -> InputFormat
-  {
-    var prefix = try source.peek(count: 4)
-    // After a byte-order mark, JSON text goes on with a non-zero byte; a BSON length starting
-    // EF BB BF would need a zero fourth byte (a 12 MB document).
-    if prefix.starts(with: [0xEF, 0xBB, 0xBF]) && (prefix.count < 4 || prefix[3] != 0) { return .json }
-    if prefix.count == 4 {
-      let length = Int(prefix[0]) | Int(prefix[1]) << 8 | Int(prefix[2]) << 16 | Int(prefix[3]) << 24
-      if length >= 5 && length <= maximumSize { return .bson }
-    }
-    var count = 4
-    while true {
-      if let byte = prefix.first(where: { !isJSONWhitespace($0) }) {
-        return byte == UInt8(ascii: "{") || byte == UInt8(ascii: "[") ? .json : .bson
-      }
-      // Nothing but whitespace: no JSON documents (an empty input is an empty BSON stream).
-      if prefix.count < count { return prefix.isEmpty ? .bson : .json }
-      count *= 4
-      prefix = try source.peek(count: count)
-    }
-  }
-
-  private static func isJSONWhitespace(_ byte: UInt8) -> Bool {
-    byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
-  }
-}
-
 /// Validation limits shared by the commands that read BSON.
 public struct ValidationFlags: ParsableArguments {
   /// The deepest nesting of documents and arrays accepted; `nil` for the command's default.

@@ -8,10 +8,12 @@ public struct ConvertCommand: ParsableCommand {
     commandName: "convert",
     abstract: "Convert between a BSON stream and Extended JSON v2.",
     discussion: """
-      The input's format is detected: Extended JSON when its first non-blank character is { or \
-      [ (documents one per line, a JSON array of documents, or pretty-printed documents one \
-      after another), otherwise a BSON stream. Input ending in .gz, or starting with the gzip \
-      magic bytes, is decompressed.
+      The input's format is detected: a BSON stream when its first four bytes hold a zero byte \
+      (as every BSON document length up to 16 MiB does), otherwise Extended JSON (documents \
+      one per line, a JSON array of documents, or pretty-printed documents one after another; \
+      a UTF-8 byte-order mark and leading blanks are skipped). Input ending in .gz, or starting \
+      with the gzip magic bytes, is decompressed. Both are read as a stream: memory stays flat \
+      whatever the size of the input.
 
       The output is a BSON stream (--to bson) or Extended JSON, one document per line (--to \
       canonical or relaxed). It goes to standard output, or to the -o file, gzip-compressed \
@@ -88,30 +90,14 @@ public struct ConvertCommand: ParsableCommand {
       let source = try ByteSource(path: path)
       let out = try ByteSink(path: output)
       sink = out
-      switch try InputFormat.detect(source) {
-      case .bson:
-        var reader = BSONStreamReader(source: source, options: validation.options)
+      let options = validation.options
+      if try DocumentStreamFormat.detect(source, maximumSize: options.maximumSize).isExtendedJSON {
+        var reader = ExtendedJSONStreamReader(source: source, options: options)
+        while let document = try reader.next() { try emit(document, to: out) }
+      } else {
+        var reader = BSONStreamReader(source: source, options: options)
         skipped = skipping.install(on: &reader, input: path)
         while let document = try reader.next() { try emit(document, to: out) }
-      case .json:
-        var parser = ExtendedJSONParser(bytes: try source.readAll())
-        // The parser allows MongoDB's 100 levels (it recurses); a stricter --max-depth is checked here.
-        let options = validation.options
-        let recheck = options.maximumDepth < ValidationOptions.default.maximumDepth
-        var index = 0
-        while let document = try parser.nextDocument() {
-          if recheck {
-            do throws(BSONError) {
-              try document.validate(options: options)
-            } catch {
-              var error = error
-              error.documentIndex = index
-              throw error
-            }
-          }
-          try emit(document, to: out)
-          index += 1
-        }
       }
       try out.close()
     } catch {

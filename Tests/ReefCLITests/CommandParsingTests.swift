@@ -88,15 +88,17 @@ struct CommandParsingTests {
   @Test("format detection: BSON lengths win over a leading { byte; JSON otherwise")
   func detection() throws {
     let dir = try TemporaryDirectory()
-    func detect(_ bytes: [UInt8]) throws -> InputFormat {
+    func detect(_ bytes: [UInt8]) throws -> DocumentStreamFormat {
       let path = try dir.write("input-\(bytes.count)-\(bytes.first ?? 0)", bytes)
-      return try InputFormat.detect(try ByteSource(path: path))
+      return try DocumentStreamFormat.detect(try ByteSource(path: path))
     }
-    #expect(try detect(Array("{\"a\": 1}\n".utf8)) == .json)
-    #expect(try detect(Array("  \n\t[{\"a\": 1}]".utf8)) == .json)
-    #expect(try detect(Array(String(repeating: " ", count: 100).utf8) + Array("{}".utf8)) == .json)
-    #expect(try detect(Array("\n\n".utf8)) == .json)
-    #expect(try detect(Array("{}".utf8)) == .json)
+    #expect(try detect(Array("{\"a\": 1}\n".utf8)) == .extendedJSONSequence)
+    #expect(try detect(Array("  \n\t[{\"a\": 1}]".utf8)) == .extendedJSONArray)
+    #expect(try detect(Array(String(repeating: " ", count: 100).utf8) + Array("{}".utf8)) == .extendedJSONSequence)
+    #expect(try detect(Array(String(repeating: "\n", count: 5000).utf8) + Array("[]".utf8)) == .extendedJSONArray)
+    #expect(try detect(Array("\n\n".utf8)) == .extendedJSONSequence)
+    #expect(try detect(Array("{}".utf8)) == .extendedJSONSequence)
+    #expect(try detect(Array("[".utf8)) == .extendedJSONArray)
     #expect(try detect([]) == .bson)
     #expect(try detect(sampleDocuments(count: 1)[0].bytes) == .bson)
     // A 123-byte document starts with 0x7B, which is `{`.
@@ -109,6 +111,11 @@ struct CommandParsingTests {
     b.append("k", "0123456789012345678")
     #expect(b.document.byteCount == 32)
     #expect(try detect(b.document.bytes) == .bson)
-    #expect(try detect(Array("hello".utf8)) == .bson)
+    // Text that is neither: JSON, so that the reader says what it found at line 1, column 1.
+    #expect(try detect(Array("hello".utf8)) == .extendedJSONSequence)
+    // Binary that is neither: BSON, so that the reader says what length it found.
+    #expect(try detect([0x01, 0x00, 0x00, 0x00, 0x00]) == .bson)
+    #expect(try detect([0x20, 0x00, 0x00]) == .bson)
+    #expect(try detect([0xEF, 0xBB, 0xBF, 0x00, 0x01]) == .bson)
   }
 }

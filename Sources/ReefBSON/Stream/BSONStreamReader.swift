@@ -217,20 +217,60 @@ final class ReadBuffer {
     capacity = newCapacity
   }
 
+  /// The number of bytes read from the source and not yet consumed.
+  var unreadCount: Int { end - start }
+
+  /// Reads more of the input, keeping the unread bytes: at least one more byte unless the input
+  /// has ended. Room is made by moving the unread bytes to the front, or, when they fill more
+  /// than half the buffer, by doubling it (so that collecting one long document costs O(n)).
+  /// ``pointer`` may change.
+  /// - Returns: the number of bytes added, 0 at the end of the input.
+  func readMore() throws(BSONError) -> Int {
+    if atEnd { return 0 }
+    if end == capacity {
+      let unread = end - start
+      if unread > capacity / 2 {
+        let newMemory = UnsafeMutableRawPointer.allocate(byteCount: capacity * 2, alignment: 8)
+        // Safe: start..<end lies inside the old buffer, and unread < capacity * 2.
+        newMemory.copyMemory(from: memory + start, byteCount: unread)
+        memory.deallocate()
+        memory = newMemory
+        capacity *= 2
+      } else {
+        // Safe: start..<end lies inside the buffer; the ranges may overlap, which copyMemory allows.
+        memory.copyMemory(from: memory + start, byteCount: unread)
+      }
+      start = 0
+      end = unread
+    }
+    let n = try source.read(into: UnsafeMutableRawBufferPointer(start: memory + end, count: capacity - end))
+    if n == 0 { atEnd = true }
+    end += n
+    return n
+  }
+
   /// Marks `count` bytes as read.
   func consume(_ count: Int) {
     start += count
     if start == end {
       start = 0
       end = 0
-      if capacity > Self.chunkSize { shrink() }
+      if capacity > Self.chunkSize { shrink(keeping: 0) }
+    } else if capacity > Self.chunkSize && end - start <= Self.chunkSize / 2 {
+      shrink(keeping: end - start)
     }
   }
 
-  /// Returns to one chunk after a large document, so one big document does not pin memory.
-  private func shrink() {
+  /// Returns to one chunk after a large document, with the `unread` bytes that follow it, so one
+  /// big document does not pin memory.
+  private func shrink(keeping unread: Int) {
+    let newMemory = UnsafeMutableRawPointer.allocate(byteCount: Self.chunkSize, alignment: 8)
+    // Safe: unread <= chunkSize / 2, and start..<end lies inside the old buffer.
+    if unread > 0 { newMemory.copyMemory(from: memory + start, byteCount: unread) }
     memory.deallocate()
+    memory = newMemory
     capacity = Self.chunkSize
-    memory = .allocate(byteCount: capacity, alignment: 8)
+    start = 0
+    end = unread
   }
 }

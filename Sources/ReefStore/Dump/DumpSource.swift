@@ -116,15 +116,16 @@ public final class DumpSource {
 
   private enum Reader {
     case bson(BSONStreamReader, DumpInput?, descriptor: Int32?, path: String)
-    case json(ExtendedJSONStream, DumpInput, path: String)
+    case json(ExtendedJSONStreamReader, DumpInput, path: String)
   }
 
   /// Opens a source and detects its kind.
   ///
   /// A directory is a ``Kind/directory``. A file (or `-` for standard input) is an archive when
   /// it starts with the archive magic number (after gunzipping), Extended JSON when its name
-  /// ends in `.json`, `.jsonl` or `.ndjson` (before `.gz`) or its first bytes cannot start a BSON
-  /// document, and BSON otherwise.
+  /// ends in `.json`, `.jsonl` or `.ndjson` (before `.gz`), BSON when it ends in `.bson` (before
+  /// `.gz`), and otherwise as ``DocumentStreamFormat/detect(_:maximumSize:)`` finds from its
+  /// first bytes.
   /// - Parameters:
   ///   - path: the directory or file; `-` reads standard input.
   ///   - defaultNamespace: the namespace of a single file (instead of its file name), or the
@@ -159,7 +160,14 @@ public final class DumpSource {
     let lowered = path.lowercased()
     let jsonByName = [".json", ".jsonl", ".ndjson"].contains { lowered.hasSuffix($0) || lowered.hasSuffix($0 + ".gz") }
     let bsonByName = lowered.hasSuffix(".bson") || lowered.hasSuffix(".bson.gz")
-    kind = jsonByName || (!bsonByName && !Self.looksLikeBSON(head, options: options)) ? .extendedJSON : .bsonFile
+    if jsonByName || bsonByName {
+      kind = jsonByName ? .extendedJSON : .bsonFile
+    } else {
+      let format = try Self.annotate(path) { () throws(BSONError) in
+        try DocumentStreamFormat.detect(source, maximumSize: options.maximumSize)
+      }
+      kind = format.isExtendedJSON ? .extendedJSON : .bsonFile
+    }
     openedInput = input
     let namespace = defaultNamespace ?? Namespace(database: "", collection: base.name)
     let metadataPath = path == "-" ? nil : Self.siblingMetadata(of: path, base: base.name)
@@ -298,8 +306,11 @@ public final class DumpSource {
         }
         if let document { documentOffset = r.bytesRead - document.byteCount }
         return document
-      case .json(let stream, _, let path):
-        return try Self.annotate(path) { () throws(BSONError) in try stream.next() }
+      case .json(var r, let input, let path):
+        return try Self.annotate(path) { () throws(BSONError) in
+          defer { reader = .json(r, input, path: path) }
+          return try r.next()
+        }
       case nil:
         return nil
       }
@@ -380,7 +391,9 @@ public final class DumpSource {
       input = DumpInput(source: source, descriptor: descriptor)
     }
     if entry.isJSON {
-      reader = .json(ExtendedJSONStream(input: input, options: options), input, path: dataPath)
+      // The reader reads the source directly; keep the input only for progress.
+      reader = .json(
+        ExtendedJSONStreamReader(source: input.source, options: options), input, path: dataPath)
     } else {
       // BSONStreamReader reads the source directly; keep the input only for progress.
       reader = .bson(
@@ -401,17 +414,7 @@ public final class DumpSource {
     reader = nil
   }
 
-  // MARK: - Detection
-
-  /// Whether `head` can start a BSON document: a plausible length, then a type byte (or the
-  /// terminator of an empty document).
-  private static func looksLikeBSON(_ head: [UInt8], options: ValidationOptions) -> Bool {
-    guard head.count >= 5 else { return false }
-    let length = Int(
-      Int32(bitPattern: UInt32(head[0]) | UInt32(head[1]) << 8 | UInt32(head[2]) << 16 | UInt32(head[3]) << 24))
-    guard length >= 5, length <= options.maximumSize else { return false }
-    return length == 5 ? head[4] == 0 : (head[4] >= 0x01 && head[4] <= 0x13) || head[4] == 0x7F || head[4] == 0xFF
-  }
+  // MARK: - File names
 
   /// The collection name in a file name, and what kind of file it is.
   struct FileName {
