@@ -64,6 +64,22 @@ func failure(_ error: BSONError, input: String) -> ExitCode {
   return ExitCode.failure
 }
 
+/// Opens `path` for a command that reads BSON only (`dump`, `validate`): Extended JSON text is
+/// refused with what to run instead (read as BSON, its first bytes would make a nonsensical
+/// document length).
+func openBSON(_ path: String, options: ValidationOptions, command: String) throws(BSONError) -> BSONStreamReader {
+  let source = try ByteSource(path: path)
+  let format = try DocumentStreamFormat.detect(source, maximumSize: options.maximumSize)
+  guard !format.isExtendedJSON else {
+    let form = format == .extendedJSONArray ? "a JSON array of documents" : "Extended JSON text"
+    throw BSONError(
+      .invalidValue,
+      "expected BSON, found \(form): reef \(command) reads BSON (mongodump's .bson files); convert JSON with 'reef convert INPUT OUTPUT.bson', or query it with 'reef query'",
+      offset: 0, documentIndex: 0)
+  }
+  return BSONStreamReader(source: source, options: options)
+}
+
 /// Whether standard output is a terminal.
 func standardOutputIsTerminal() -> Bool { isatty(1) != 0 }
 

@@ -51,7 +51,7 @@ public struct DumpCommand: ParsableCommand {
     let out = try ByteSink.standardOutput()
     var skipped: SkipCounter?
     do throws(BSONError) {
-      var reader = try BSONStreamReader(path: path, options: validation.options)
+      var reader = try openBSON(path, options: validation.options, command: "dump")
       skipped = skipping.install(on: &reader, input: path)
       let mode = format.mode
       let pretty = pretty

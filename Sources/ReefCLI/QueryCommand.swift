@@ -13,14 +13,15 @@ public enum QueryOutputFormat: String, ExpressibleByArgument, CaseIterable, Send
   case bson
 }
 
-/// `reef query`: the documents of a BSON stream that match a filter or a predicate.
+/// `reef query`: the documents of a BSON or Extended JSON stream that match a filter or a predicate.
 public struct QueryCommand: ParsableCommand {
   /// The command's name, help text and examples.
   public static let configuration = CommandConfiguration(
     commandName: "query",
-    abstract: "Print the documents of a BSON stream that match a MongoDB filter or a Realm predicate.",
+    abstract: "Print the documents of a BSON or Extended JSON stream that match a MongoDB filter or a Realm predicate.",
     discussion: """
-      Reads concatenated BSON documents (.gz too) and writes those that match, in input order \
+      Reads concatenated BSON documents, or Extended JSON as mongoexport writes it (one document \
+      per line, or a --jsonArray array; told apart from the first bytes), .gz too, and writes those that match, in input order \
       unless --sort is given, as Extended JSON lines (canonical by default) or BSON. With neither \
       --filter nor --where, every document matches. --skip and --limit apply after sorting; \
       --count prints only the number of results (after --skip and --limit).
@@ -48,7 +49,7 @@ public struct QueryCommand: ParsableCommand {
   )
 
   /// The input file; `-` (the default) reads standard input.
-  @Argument(help: ArgumentHelp("The BSON file to read, or - for standard input.", valueName: "path"))
+  @Argument(help: ArgumentHelp("The BSON or Extended JSON file to read, or - for standard input.", valueName: "path"))
   public var path: String = "-"
 
   /// A store to query instead of a stream.
@@ -135,7 +136,7 @@ public struct QueryCommand: ParsableCommand {
   public func validate() throws {
     if filter != nil && predicate != nil { throw ValidationError("give --filter or --where, not both") }
     if (store == nil) != (collection == nil) { throw ValidationError("--store and --collection go together") }
-    if store != nil && path != "-" { throw ValidationError("give a BSON file or --store, not both") }
+    if store != nil && path != "-" { throw ValidationError("give a file or --store, not both") }
     if !arguments.isEmpty && predicate == nil { throw ValidationError("--arg needs --where") }
     guard skip >= 0 else { throw ValidationError("--skip must be 0 or more, found \(skip)") }
     guard limit >= 0 else { throw ValidationError("--limit must be 0 or more, found \(limit)") }
@@ -171,15 +172,33 @@ public struct QueryCommand: ParsableCommand {
       try runOnStore(store, collection, query, options, out)
       return
     }
-    var reader: BSONStreamReader
+    let source: ByteSource
+    let format: DocumentStreamFormat
     do {
-      reader = try BSONStreamReader(path: path, options: validation.options)
+      source = try ByteSource(path: path)
+      format = try DocumentStreamFormat.detect(source, maximumSize: validation.options.maximumSize)
     } catch {
       throw failure(error, input: path)
     }
+    if format.isExtendedJSON {
+      // mongoexport's output: one document per line, or an array.
+      if skipping.skipInvalid {
+        printError("reef: error: --skip-invalid applies to BSON input; \(path) is Extended JSON text")
+        throw ExitCode(2)
+      }
+      let reader = ExtendedJSONStreamReader(source: source, options: validation.options)
+      try run(FindStream(reader, query: query, options: options), out: out, skipped: nil)
+      return
+    }
+    var reader = BSONStreamReader(source: source, options: validation.options)
     let skipped = skipping.install(on: &reader, input: path)
     // Each document is tested as it is read; a sort keeps a top-k, or spills past --sort-memory.
-    var results = FindStream(reader, query: query, options: options)
+    try run(FindStream(reader, query: query, options: options), out: out, skipped: skipped)
+  }
+
+  /// Writes the results of a find over a file, then reports what was skipped.
+  func run<Source: DocumentSource>(_ stream: FindStream<Source>, out: ByteSink, skipped: SkipCounter?) throws {
+    var results = stream
     defer { results.close() }
     do {
       try emit(&results, to: out)
@@ -221,7 +240,7 @@ public struct QueryCommand: ParsableCommand {
   }
 
   /// Writes a stream query's results, or their number with --count.
-  func emit(_ results: inout FindStream<BSONStreamReader>, to out: ByteSink) throws {
+  func emit<Source: DocumentSource>(_ results: inout FindStream<Source>, to out: ByteSink) throws {
     if count {
       let number = try results.count()
       try out.write("\(number)\n")

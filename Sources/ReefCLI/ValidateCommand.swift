@@ -38,7 +38,7 @@ public struct ValidateCommand: ParsableCommand {
   public func run() throws {
     var reader: BSONStreamReader
     do throws(BSONError) {
-      reader = try BSONStreamReader(path: path, options: validation.options)
+      reader = try openBSON(path, options: validation.options, command: "validate")
       while try reader.next() != nil {}
     } catch {
       throw failure(error, input: path)

@@ -8,6 +8,8 @@ public protocol DocumentSource {
 
 extension BSONStreamReader: DocumentSource {}
 
+extension ExtendedJSONStreamReader: DocumentSource {}
+
 /// How long the documents of a ``DocumentSource`` stay valid, and what keeping one costs.
 public enum DocumentLifetime: Sendable {
   /// Each document owns its memory: kept as it is.
