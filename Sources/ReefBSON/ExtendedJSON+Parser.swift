@@ -386,13 +386,21 @@ struct ExtendedJSONReader {
   /// Whether any of the eight bytes of `w` is a control character, a quote, a backslash or non-ASCII.
   @inline(__always)
   static func needsAttention(_ w: UInt64) -> Bool {
+    (stringEndMarks(w) | w) & 0x8080_8080_8080_8080 != 0
+  }
+
+  /// The high bit set in some byte when one of the eight bytes of `w` is a quote, a backslash or
+  /// a control character (a byte above a marked one may be marked too): what ends the fast scan
+  /// of a string's contents, eight bytes at a time.
+  @inline(__always)
+  static func stringEndMarks(_ w: UInt64) -> UInt64 {
     let ones: UInt64 = 0x0101_0101_0101_0101
     let quote = w ^ (ones &* 0x22)
     let backslash = w ^ (ones &* 0x5C)
     let control = (w &- ones &* 0x20) & ~w
     let hasQuote = (quote &- ones) & ~quote
     let hasBackslash = (backslash &- ones) & ~backslash
-    return (control | hasQuote | hasBackslash | w) & 0x8080_8080_8080_8080 != 0
+    return control | hasQuote | hasBackslash
   }
 
   /// The length of the valid UTF-8 sequence starting with a non-ASCII byte at `i`, or `nil`.

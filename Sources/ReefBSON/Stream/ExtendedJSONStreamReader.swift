@@ -403,12 +403,6 @@ private struct Scan {
   /// Whether any of the eight bytes of `w` is a quote, a backslash or a control character.
   @inline(__always)
   static func mayEndString(_ w: UInt64) -> Bool {
-    let ones: UInt64 = 0x0101_0101_0101_0101
-    let quote = w ^ (ones &* 0x22)
-    let backslash = w ^ (ones &* 0x5C)
-    let control = (w &- ones &* 0x20) & ~w
-    let hasQuote = (quote &- ones) & ~quote
-    let hasBackslash = (backslash &- ones) & ~backslash
-    return (control | hasQuote | hasBackslash) & 0x8080_8080_8080_8080 != 0
+    ExtendedJSONReader.stringEndMarks(w) & 0x8080_8080_8080_8080 != 0
   }
 }
