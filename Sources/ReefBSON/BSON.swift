@@ -118,7 +118,18 @@ extension BSON: Hashable {
 
 extension BSON {
   /// The number of value bytes of an element of `type` whose value starts at `p`, in a document
-  /// that has already been validated.
+  /// that has already been validated: ``valueLength(type:at:)`` for Reef's other modules.
+  ///
+  /// The lengths inside the bytes are trusted, so `p` must point at a value inside a validated
+  /// document; a type byte that is not a BSON type gives 0.
+  @_spi(ReefInternal)
+  @inlinable @inline(__always)
+  public static func trustedValueLength(type: UInt8, at p: UnsafeRawPointer) -> Int {
+    valueLength(type: type, at: p)
+  }
+
+  /// The number of value bytes of an element of `type` whose value starts at `p`, in a document
+  /// that has already been validated: the one table of BSON value lengths.
   @inlinable @inline(__always)
   static func valueLength(type: UInt8, at p: UnsafeRawPointer) -> Int {
     switch type {

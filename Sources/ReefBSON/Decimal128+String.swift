@@ -9,17 +9,13 @@
 
 extension Decimal128: CustomStringConvertible, LosslessStringConvertible {
   /// The exponent bias of the BID encoding.
-  static let exponentBias = 6176
+  @inlinable static var exponentBias: Int { 6176 }
   /// The smallest exponent (of the coefficient taken as an integer).
-  static let minExponent = -6176
+  static var minExponent: Int { ExactDecimal.minExponent }
   /// The largest exponent (of the coefficient taken as an integer).
-  static let maxExponent = 6111
+  static var maxExponent: Int { ExactDecimal.maxExponent }
   /// The number of decimal digits a coefficient may have.
-  static let maxDigits = 34
-  /// 10^34 - 1, the largest canonical coefficient.
-  static let maxCoefficient: UInt128 = 10_000_000_000_000_000 * 1_000_000_000_000_000_000 - 1  // 10^16 * 10^18 - 1
-  /// The mask of the coefficient bits in ``high`` for a value whose bits 126-125 are not both set.
-  static let highCoefficientMask: UInt64 = (1 << 49) - 1
+  static var maxDigits: Int { ExactDecimal.maxDigits }
 
   /// Not a number: the canonical quiet NaN, positive, without a payload.
   public static let nan = Decimal128(high: 0x7C00_0000_0000_0000, low: 0)
@@ -87,21 +83,13 @@ extension Decimal128: CustomStringConvertible, LosslessStringConvertible {
   /// notation otherwise (`"1.0E+3"`, `"1E-7"`). Every NaN reads `"NaN"`; the infinities read
   /// `"Infinity"` and `"-Infinity"`; a coefficient above 10^34 - 1 (non-canonical) reads as 0.
   public var description: String {
-    let negative = high >> 63 == 1
-    let exponent: Int
-    var coefficient: UInt128 = 0
-    switch (high >> 58) & 0x1F {
-    case 0x1F: return "NaN"
-    case 0x1E: return negative ? "-Infinity" : "Infinity"
-    case 0x18...0x1D:
-      // Bits 126-125 both set: the coefficient is at least 2^113, never canonical, so it is 0.
-      exponent = Int((high >> 47) & 0x3FFF) - Decimal128.exponentBias
-    default:
-      exponent = Int((high >> 49) & 0x3FFF) - Decimal128.exponentBias
-      coefficient = UInt128(high & Decimal128.highCoefficientMask) << 64 | UInt128(low)
-      if coefficient > Decimal128.maxCoefficient { coefficient = 0 }
+    let parts = ExactDecimal(self)
+    switch parts.kind {
+    case .nan: return "NaN"
+    case .infinity: return parts.negative ? "-Infinity" : "Infinity"
+    case .finite:
+      return Decimal128.format(negative: parts.negative, coefficient: parts.coefficient, exponent: parts.exponent)
     }
-    return Decimal128.format(negative: negative, coefficient: coefficient, exponent: exponent)
   }
 }
 

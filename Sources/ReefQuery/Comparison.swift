@@ -1,4 +1,4 @@
-import ReefBSON
+@_spi(ReefInternal) import ReefBSON
 
 #if canImport(Glibc)
   import Glibc
@@ -159,8 +159,7 @@ enum Number {
     case 0x10: self = .integer(Int64(value.int32()))
     case 0x12: self = .integer(value.int64())
     case 0x01: self = .double(value.double)
-    default:
-      self = .decimal(Decimal128(high: UInt64(bitPattern: value.int64(at: 8)), low: UInt64(bitPattern: value.int64())))
+    default: self = .decimal(value.decimal128)
     }
   }
 
@@ -177,7 +176,7 @@ enum Number {
 @inlinable func isNaN(_ value: RawValue) -> Bool {
   switch value.type {
   case 0x01: return value.double.isNaN
-  case 0x13: return Decimal128(high: UInt64(bitPattern: value.int64(at: 8)), low: 0).isNaN
+  case 0x13: return value.decimal128.isNaN
   default: return false
   }
 }
@@ -206,7 +205,11 @@ func compareNumbers(_ a: Number, _ b: Number) -> Int {
   case (.double(let x), .double(let y)): return x == y ? 0 : (x < y ? -1 : 1)
   case (.integer(let x), .double(let y)): return compareIntegerToDouble(x, y)
   case (.double(let x), .integer(let y)): return -compareIntegerToDouble(y, x)
-  default: return ExactNumber(a).compare(ExactNumber(b))
+  case (.double(let x), .decimal(let y)): return ExactNumber(x).compare(ExactNumber(ExactDecimal(y)))
+  case (.decimal(let x), .double(let y)): return ExactNumber(ExactDecimal(x)).compare(ExactNumber(y))
+  case (.integer(let x), .decimal(let y)): return ExactDecimal(x).compare(ExactDecimal(y))
+  case (.decimal(let x), .integer(let y)): return ExactDecimal(x).compare(ExactDecimal(y))
+  case (.decimal(let x), .decimal(let y)): return ExactDecimal(x).compare(ExactDecimal(y))
   }
 }
 
@@ -220,71 +223,44 @@ func compareIntegerToDouble(_ integer: Int64, _ double: Double) -> Int {
   return fraction == 0 ? 0 : (fraction > 0 ? -1 : 1)
 }
 
-/// A finite Decimal128's sign, coefficient and exponent.
-struct ExactDecimal: Equatable {
-  var negative: Bool
-  var coefficient: BigUInt
-  var exponent: Int
-
-  init?(_ value: Decimal128) {
-    if value.isNaN || value.isInfinite { return nil }
-    negative = value.isNegative
-    if (value.high >> 61) & 3 == 3 {
-      // The large-coefficient form always exceeds 10^34 - 1: non-canonical, read as zero.
-      exponent = Int((value.high >> 47) & 0x3FFF) - 6176
-      coefficient = BigUInt(0)
-      return
-    }
-    exponent = Int((value.high >> 49) & 0x3FFF) - 6176
-    let high = value.high & 0x1_FFFF_FFFF_FFFF
-    var coefficient = BigUInt(high)
-    coefficient.shiftLeft(64)
-    coefficient.add(BigUInt(value.low))
-    // 10^34 - 1 is the largest canonical coefficient; larger ones read as zero.
-    if coefficient.compare(BigUInt.maximumDecimalCoefficient) > 0 { coefficient = BigUInt(0) }
-    self.coefficient = coefficient
-  }
-}
-
-/// A number as sign × coefficient × 10^exponent, or an infinity; exact for every BSON number.
+/// A number as sign × coefficient × 10^exponent, or an infinity; exact for every BSON number,
+/// for comparing a double with a Decimal128 (whose exact decimal expansion may need hundreds of
+/// digits, more than ``ExactDecimal`` holds).
 struct ExactNumber {
   var infinity: Int = 0  // -1, 0 or 1
   var negative = false
   var coefficient = BigUInt(0)
   var exponent = 0
 
-  init(_ number: Number) {
-    switch number {
-    case .integer(let value):
-      negative = value < 0
-      coefficient = BigUInt(value.magnitude)
-    case .double(let value):
-      if value.isInfinite {
-        infinity = value < 0 ? -1 : 1
-        return
-      }
-      negative = value < 0
-      let significand = value.significandBitPattern | (value.isNormal ? 1 << 52 : 0)
-      let binaryExponent = value.isNormal ? Int(value.exponent) - 52 : -1074
-      guard significand != 0 else { return }
-      coefficient = BigUInt(significand)
-      if binaryExponent >= 0 {
-        coefficient.shiftLeft(binaryExponent)
-      } else {
-        // m × 2^-k = m × 5^k × 10^-k
-        for _ in 0..<(-binaryExponent) { coefficient.multiply(by: 5) }
-        exponent = binaryExponent
-      }
-    case .decimal(let value):
-      if value.isInfinite {
-        infinity = value.isNegative ? -1 : 1
-        return
-      }
-      if let exact = ExactDecimal(value) {
-        negative = exact.negative
-        coefficient = exact.coefficient
-        exponent = exact.exponent
-      }
+  /// The exact value of a double (m × 2^e written as m × 5^-e × 10^e when e < 0).
+  init(_ value: Double) {
+    if value.isInfinite {
+      infinity = value < 0 ? -1 : 1
+      return
+    }
+    negative = value < 0
+    let significand = value.significandBitPattern | (value.isNormal ? 1 << 52 : 0)
+    let binaryExponent = value.isNormal ? Int(value.exponent) - 52 : -1074
+    guard significand != 0 else { return }
+    coefficient = BigUInt(UInt128(significand))
+    if binaryExponent >= 0 {
+      coefficient.shiftLeft(binaryExponent)
+    } else {
+      // m × 2^-k = m × 5^k × 10^-k
+      for _ in 0..<(-binaryExponent) { coefficient.multiply(by: 5) }
+      exponent = binaryExponent
+    }
+  }
+
+  /// A Decimal128's value; a NaN reads as 0 (callers order NaNs before they get here).
+  init(_ value: ExactDecimal) {
+    switch value.kind {
+    case .infinity: infinity = value.negative ? -1 : 1
+    case .finite:
+      negative = value.negative
+      coefficient = BigUInt(value.coefficient)
+      exponent = value.exponent
+    case .nan: break
     }
   }
 
@@ -320,22 +296,15 @@ struct ExactNumber {
   }
 }
 
-/// A small unsigned big integer, for the exact comparisons that involve Decimal128.
+/// A small unsigned big integer, for the exact comparisons of doubles with Decimal128s.
 struct BigUInt: Equatable {
   /// Little-endian 32-bit limbs, without high zero limbs.
   var limbs: [UInt32]
 
-  init(_ value: UInt64) {
-    limbs = [UInt32(truncatingIfNeeded: value), UInt32(truncatingIfNeeded: value >> 32)]
+  init(_ value: UInt128) {
+    limbs = (0..<4).map { UInt32(truncatingIfNeeded: value >> (32 * $0)) }
     trim()
   }
-
-  static let maximumDecimalCoefficient: BigUInt = {
-    var value = BigUInt(1)
-    for _ in 0..<34 { value.multiply(by: 10) }
-    value.subtractOne()
-    return value
-  }()
 
   var isZero: Bool { limbs.isEmpty }
 
@@ -351,28 +320,6 @@ struct BigUInt: Equatable {
       carry = product >> 32
     }
     if carry != 0 { limbs.append(UInt32(carry)) }
-  }
-
-  mutating func add(_ other: BigUInt) {
-    var carry: UInt64 = 0
-    for index in 0..<max(limbs.count, other.limbs.count) {
-      if index == limbs.count { limbs.append(0) }
-      let sum = UInt64(limbs[index]) + UInt64(index < other.limbs.count ? other.limbs[index] : 0) + carry
-      limbs[index] = UInt32(truncatingIfNeeded: sum)
-      carry = sum >> 32
-    }
-    if carry != 0 { limbs.append(UInt32(carry)) }
-  }
-
-  mutating func subtractOne() {
-    for index in limbs.indices {
-      if limbs[index] > 0 {
-        limbs[index] -= 1
-        break
-      }
-      limbs[index] = UInt32.max
-    }
-    trim()
   }
 
   mutating func shiftLeft(_ bits: Int) {

@@ -107,8 +107,7 @@ indirect enum CompiledTest: @unchecked Sendable {
     case 0x12: return value.int64()
     case 0x01: double = value.double
     case 0x13:
-      let decimal = Decimal128(high: UInt64(bitPattern: value.int64(at: 8)), low: UInt64(bitPattern: value.int64()))
-      guard let parsed = Double(decimal.description) else { return nil }
+      guard let parsed = Double(value.decimal128.description) else { return nil }
       double = parsed
     default: return nil
     }

@@ -1,4 +1,4 @@
-import ReefBSON
+@_spi(ReefInternal) import ReefBSON
 
 /// A BSON value in place: its type byte and a pointer to its bytes.
 ///
@@ -38,27 +38,14 @@ struct RawValue {
     UnsafeRawBufferPointer(start: pointer + 4, count: Int(int32()) - 1)
   }
 
-  /// The number of bytes the value occupies.
-  @inlinable var size: Int {
-    switch type {
-    case 0x01, 0x09, 0x11, 0x12: return 8
-    case 0x02, 0x0D, 0x0E: return 4 + Int(int32())
-    case 0x03, 0x04, 0x0F: return Int(int32())
-    case 0x05: return 5 + Int(int32())
-    case 0x07: return 12
-    case 0x08: return 1
-    case 0x10: return 4
-    case 0x13: return 16
-    case 0x0B:
-      var end = 0
-      while pointer.load(fromByteOffset: end, as: UInt8.self) != 0 { end += 1 }
-      end += 1
-      while pointer.load(fromByteOffset: end, as: UInt8.self) != 0 { end += 1 }
-      return end + 1
-    case 0x0C: return 4 + Int(int32()) + 12
-    default: return 0  // undefined, null, MinKey, MaxKey
-    }
+  /// A Decimal128 value.
+  @inlinable var decimal128: Decimal128 {
+    Decimal128(high: UInt64(bitPattern: int64(at: 8)), low: UInt64(bitPattern: int64()))
   }
+
+  /// The number of bytes the value occupies, from ReefBSON's table of value lengths. (Not
+  /// `@inlinable`, because that table is SPI; the module's own callers inline it all the same.)
+  @usableFromInline var size: Int { BSON.trustedValueLength(type: type, at: pointer) }
 
   /// The value as a `BSON`, for the slow paths (aggregates, projections, errors).
   func bson() -> BSON {

@@ -1,4 +1,4 @@
-import ReefBSON
+@_spi(ReefInternal) import ReefBSON
 
 /// The order-preserving byte encoding of BSON values used for index keys.
 ///
@@ -371,23 +371,16 @@ extension KeyEncoding {
   static let power5: [UInt64] = (0...13).map { n in (0..<n).reduce(1) { value, _ in value * 5 } }
 
   static func appendDecimal(_ x: Decimal128, to key: inout [UInt8]) {
-    let negative = x.high >> 63 == 1
-    switch (x.high >> 58) & 0x1F {
-    case 0x1F: return key.append(Tag.nan)
-    case 0x1E: return key.append(negative ? Tag.negativeInfinity : Tag.positiveInfinity)
-    default: break
+    // A non-canonical coefficient (above 10^34 - 1) reads as zero, as MongoDB does.
+    let parts = ExactDecimal(x)
+    switch parts.kind {
+    case .nan: key.append(Tag.nan)
+    case .infinity: key.append(parts.negative ? Tag.negativeInfinity : Tag.positiveInfinity)
+    case .finite:
+      if parts.coefficient == 0 { return key.append(Tag.zero) }
+      appendFinite(magnitude: parts.coefficient, exponent: parts.exponent, negative: parts.negative, to: &key)
     }
-    // The large-coefficient form (combination bits 11) always exceeds 10^34 - 1: non-canonical,
-    // read as zero, as MongoDB does.
-    if (x.high >> 61) & 3 == 3 { return key.append(Tag.zero) }
-    let exponent = Int((x.high >> 49) & 0x3FFF) - 6176
-    let coefficient = UInt128(x.high & 0x1_FFFF_FFFF_FFFF) << 64 | UInt128(x.low)
-    if coefficient == 0 || coefficient > maximumCoefficient { return key.append(Tag.zero) }
-    appendFinite(magnitude: coefficient, exponent: exponent, negative: negative, to: &key)
   }
-
-  /// 10^34 - 1, the largest canonical Decimal128 coefficient.
-  static let maximumCoefficient: UInt128 = (0..<34).reduce(1) { value, _ in value * 10 } - 1
 
   /// Appends the non-zero number `magnitude × 10^exponent` (negated when `negative`).
   static func appendFinite<T: FixedWidthInteger & UnsignedInteger>(
@@ -747,13 +740,12 @@ struct KeyReader {
 
   func decimal(digits: [UInt8], scale: Int, negative: Bool) -> Decimal128? {
     // The largest exponent that keeps the coefficient within 34 digits, and at most 6111.
-    let exponent = min(scale, 6111)
+    let exponent = min(scale, ExactDecimal.maxExponent)
     let count = digits.count + scale - exponent
-    guard count <= 34, exponent >= -6176 else { return nil }
+    guard count <= ExactDecimal.maxDigits, exponent >= ExactDecimal.minExponent else { return nil }
     var coefficient: UInt128 = 0
     for digit in digits { coefficient = coefficient * 10 + UInt128(digit) }
     for _ in 0..<(scale - exponent) { coefficient *= 10 }  // Safe: at most 34 digits in all.
-    let high = (negative ? 1 << 63 : 0) | UInt64(exponent + 6176) << 49 | UInt64(truncatingIfNeeded: coefficient >> 64)
-    return Decimal128(high: high, low: UInt64(truncatingIfNeeded: coefficient))
+    return ExactDecimal(negative: negative, coefficient: coefficient, exponent: exponent).decimal128
   }
 }

@@ -1,4 +1,4 @@
-import ReefBSON
+@_spi(ReefInternal) import ReefBSON
 import ReefQuery
 import ReefTestSupport
 import Testing
@@ -155,7 +155,7 @@ struct KeyValueGenerator {
     switch Int.random(in: 0..<4, using: &rng) {
     case 0: coefficient = UInt128(UInt64.random(in: 0...1000, using: &rng))
     case 1: coefficient = UInt128(UInt64.random(in: 0 ... .max, using: &rng))
-    case 2: coefficient = KeyEncoding.maximumCoefficient - UInt128(UInt64.random(in: 0...2, using: &rng))
+    case 2: coefficient = ExactDecimal.maxCoefficient - UInt128(UInt64.random(in: 0...2, using: &rng))
     default:
       coefficient = UInt128(UInt64.random(in: 0...100, using: &rng))
       for _ in 0..<Int.random(in: 0...32, using: &rng) { coefficient *= 10 }
