@@ -294,6 +294,9 @@ import Testing
     let writeEnd = fds[1]
     final class Written: @unchecked Sendable { var bytes = 0 }
     let written = Written()
+    // Waited on below: what the thread wrote is read after it (a semaphore orders the two for
+    // ThreadSanitizer, where polling `Thread.isFinished` does not).
+    let finished = DispatchSemaphore(value: 0)
     let writer = Thread {
       let head = Array("{\"a\":\"".utf8)
       written.bytes = head.withUnsafeBytes { write(writeEnd, $0.baseAddress, $0.count) }
@@ -304,6 +307,7 @@ import Testing
         written.bytes += n
       }
       close(writeEnd)
+      finished.signal()
     }
     writer.start()
     let options = ValidationOptions(maximumSize: 1000)
@@ -319,7 +323,7 @@ import Testing
       #expect((error.documentIndex, error.line, error.column, error.offset) == (0, 1, 1, 0))
     }
     close(fds[0])
-    while !writer.isFinished { usleep(1000) }
+    finished.wait()
     #expect(written.bytes < 16 << 20)
   }
 }
