@@ -27,7 +27,7 @@ open class ObjectBase: CustomStringConvertible {
   public required init() {
     let thread = ThreadState.current
     let objectClass = type(of: self)
-    let count = ObjectBase.persistedCount(objectClass, instance: self, thread: thread)
+    let (count, layout) = ObjectBase.classEntry(objectClass, instance: self, thread: thread)
     let base = thread.slotCount &- count
     precondition(base >= 0, "ReefSwift: the @Persisted properties of \(objectClass) were not initialized in step")
     _slotBase = base
@@ -37,7 +37,7 @@ open class ObjectBase: CustomStringConvertible {
       if constructing == ObjectIdentifier(objectClass) { thread.constructingManaged = nil }
       thread.dropSlots(from: base)
     } else {
-      (_storage, _byteBase, _layout) = thread.takeSlots(from: base, of: objectClass)
+      (_storage, _byteBase, _layout) = thread.takeSlots(from: base, of: objectClass, known: layout)
     }
   }
 
@@ -48,9 +48,18 @@ open class ObjectBase: CustomStringConvertible {
     }
   }
 
+  /// Stops for a property of an object that holds no values: one made by a property initializer
+  /// while the object layer constructed a managed object (such objects are thrown away).
+  @usableFromInline static func _noValues(_ object: ObjectBase) -> Never {
+    preconditionFailure(
+      "ReefSwift: this \(type(of: object)) was made by a property initializer while a managed object was constructed, and holds no property values"
+    )
+  }
+
   /// Where the value of the property with this ordinal lies in an unmanaged object's storage.
   final func valuePointer(_ ordinal: Int) -> UnsafeMutableRawPointer {
-    _storage.unsafelyUnwrapped + _layout.unsafelyUnwrapped.offsets[ordinal]
+    guard let storage = _storage, let layout = _layout else { ObjectBase._noValues(self) }
+    return storage + layout.offsets[ordinal]
   }
 
   /// Realm's name for the type: the class name, which is also its collection's name.
@@ -142,14 +151,17 @@ open class ObjectBase: CustomStringConvertible {
   nonisolated(unsafe) private static var counts: [ObjectIdentifier: Int] = [:]
   private static let countsLock = Lock()
 
-  /// How many `@Persisted` properties instances of `objectClass` have (its superclasses' too);
-  /// counted once per class from the first instance.
-  static func persistedCount(_ objectClass: ObjectBase.Type, instance: ObjectBase, thread: ThreadState) -> Int {
+  /// How many `@Persisted` properties instances of `objectClass` have (its superclasses' too),
+  /// counted once per class from the first instance, and the class's storage layout when this
+  /// thread knows it (see ``ThreadState/classes``).
+  static func classEntry(_ objectClass: ObjectBase.Type, instance: ObjectBase, thread: ThreadState)
+    -> (count: Int, layout: StorageLayout?)
+  {
     let key = ObjectIdentifier(objectClass)
-    if let count = thread.persistedCounts[key] { return count }
+    if let entry = thread.classes[key] { return entry }
     if let count = countsLock.withLock({ counts[key] }) {
-      thread.persistedCounts[key] = count
-      return count
+      thread.classes[key] = (count, nil)
+      return (count, nil)
     }
     var count = 0
     var mirror: Mirror? = Mirror(reflecting: instance)
@@ -158,8 +170,8 @@ open class ObjectBase: CustomStringConvertible {
       mirror = current.superclassMirror
     }
     countsLock.withLock { counts[key] = count }
-    thread.persistedCounts[key] = count
-    return count
+    thread.classes[key] = (count, nil)
+    return (count, nil)
   }
 }
 

@@ -81,8 +81,8 @@ public struct Persisted<Value: _Persistable> {
   /// Where an unmanaged object keeps this property's value.
   @inlinable @inline(__always)
   static func value(_ object: ObjectBase, _ persisted: Persisted) -> UnsafeMutablePointer<Value> {
-    (object._storage.unsafelyUnwrapped + (persisted.position &- object._byteBase))
-      .assumingMemoryBound(to: Value.self)
+    guard let storage = object._storage else { ObjectBase._noValues(object) }
+    return (storage + (persisted.position &- object._byteBase)).assumingMemoryBound(to: Value.self)
   }
 }
 

@@ -84,11 +84,10 @@ final class StorageLayout {
     /// slot without a value, which a managed object never reads.
     @usableFromInline var constructingManaged: ObjectIdentifier?
   }
-  /// The number of `@Persisted` properties of each class, as `ObjectBase.init` needs it (a
-  /// copy of the process-wide table, read without a lock).
-  var persistedCounts: [ObjectIdentifier: Int] = [:]
-  /// The storage layouts of each class (a copy of the process-wide table).
-  var layouts: [ObjectIdentifier: StorageLayout] = [:]
+  /// What `ObjectBase.init` needs of each class: its number of `@Persisted` properties and,
+  /// once an unmanaged instance was made, its storage layout (copies of the process-wide tables,
+  /// read without a lock: one lookup per object constructed).
+  var classes: [ObjectIdentifier: (count: Int, layout: StorageLayout?)] = [:]
   /// The schemas discovered, by class (a copy of the process-wide table, read without a lock).
   var schemas: [ObjectIdentifier: ObjectSchema] = [:]
 
@@ -142,8 +141,8 @@ final class StorageLayout {
   @inlinable func push<Value>(_ make: () -> Value) -> (slot: Int, position: Int) {
     precondition(MemoryLayout<Value>.alignment <= 8, "ReefSwift: \(Value.self) is aligned to more than 8 bytes")
     let slots = self.slots
-    if slots.pointee.count == slots.pointee.capacity { growSlots() }
     if slots.pointee.constructingManaged != nil {
+      if slots.pointee.count == slots.pointee.capacity { growSlots() }
       let slot = slots.pointee.count
       let position = slots.pointee.byteCount
       (slots.pointee.infos + slot).initialize(to: SlotInfo(position: position, stride: 0, value: SlotValue<Value>.self))
@@ -189,7 +188,9 @@ final class StorageLayout {
   /// Removes the slots from `base` on and moves their values into a new storage, returned with
   /// the position of its first byte in the stack and the class's layout (nil storage for a
   /// class without properties).
-  func takeSlots(from base: Int, of objectClass: ObjectBase.Type)
+  ///
+  /// `known` is the class's layout when this thread has it already.
+  func takeSlots(from base: Int, of objectClass: ObjectBase.Type, known: StorageLayout?)
     -> (storage: UnsafeMutableRawPointer?, byteBase: Int, layout: StorageLayout?)
   {
     let count = slots.pointee.count &- base
@@ -197,7 +198,7 @@ final class StorageLayout {
     let first = slots.pointee.infos + base
     let byteBase = first.pointee.position
     let size = slots.pointee.byteCount &- byteBase
-    let layout = layout(of: objectClass, slots: UnsafeBufferPointer(start: first, count: count))
+    let layout = known ?? layout(of: objectClass, slots: UnsafeBufferPointer(start: first, count: count))
     precondition(
       layout.size == size, "ReefSwift: the @Persisted properties of \(objectClass) were not initialized in step")
     let storage = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
@@ -226,16 +227,17 @@ final class StorageLayout {
   nonisolated(unsafe) private static var layouts: [ObjectIdentifier: StorageLayout] = [:]
   private static let layoutsLock = Lock()
 
+  /// The class's layout from the process-wide table (made from `slots` the first time), kept in
+  /// this thread's table too.
   private func layout(of objectClass: ObjectBase.Type, slots: UnsafeBufferPointer<SlotInfo>) -> StorageLayout {
     let key = ObjectIdentifier(objectClass)
-    if let layout = layouts[key] { return layout }
     let layout = Self.layoutsLock.withLock {
       if let existing = Self.layouts[key] { return existing }
       let layout = StorageLayout(slots: slots)
       Self.layouts[key] = layout
       return layout
     }
-    layouts[key] = layout
+    classes[key]?.layout = layout
     return layout
   }
 

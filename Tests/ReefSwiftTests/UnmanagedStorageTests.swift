@@ -33,6 +33,16 @@ private final class Bird: Animal {
   @Persisted var song: String? = "tweet"
 }
 
+/// A stored property that is not `@Persisted`: its object is made again, and thrown away, each
+/// time a managed `SpareKennel` is constructed.
+private final class SpareKennel: Object {
+  @Persisted var name = "kennel"
+  let spare = Dog()
+}
+
+/// No properties at all: no storage.
+private final class BareObject: Object {}
+
 @Suite struct UnmanagedStorageTests {
   @Test func valuesAreReleasedWithTheirObject() {
     weak var address: Address?
@@ -133,5 +143,30 @@ private final class Bird: Animal {
     }
     for _ in 0..<threads { finished.wait() }
     #expect(failures.messages.isEmpty, "\(failures.messages)")
+  }
+
+  @Test func anObjectWithoutPropertiesHasNoStorageAndIsRefusedByTheSchema() throws {
+    let bare = BareObject()
+    #expect(bare.objectSchema.properties.isEmpty)
+    #expect(bare.description == "BareObject {\n}")
+    let (reef, _) = try openReef()
+    #expect(throws: ReefError.self) { try reef.write { reef.add(bare) } }
+    #expect(try reef.store.read { try $0.collection("BareObject").count() } == 0)
+  }
+
+  @Test func anObjectMadeDuringAManagedConstructionStopsWhenRead() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      runOrExitCleanly {
+        let (reef, _) = try openReef()
+        try reef.write { reef.add(SpareKennel()) }
+        let kennel = try #require(reef.objects(SpareKennel.self).first)
+        print(kennel.spare.name)
+      }
+    }
+    let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    #expect(
+      text.contains("Dog was made by a property initializer") && text.contains("holds no property values"), "\(text)")
+    // Unmanaged, the same object has its values.
+    #expect(SpareKennel().spare.name == "")
   }
 }
