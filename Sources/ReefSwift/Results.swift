@@ -55,21 +55,20 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
       distinctPaths: distinctPaths ?? self.distinctPaths)
   }
 
-  /// The query the store runs.
-  var query: Query {
-    get throws(QueryError) {
-      switch conditions.count {
-      case 0: try Query(.constant(true))
-      case 1: try Query(conditions[0])
-      default: try Query(.and(conditions))
-      }
+  /// The conditions as one query node, not yet compiled (links are resolved first).
+  private var conditionsNode: QueryNode {
+    switch conditions.count {
+    case 0: .constant(true)
+    case 1: conditions[0]
+    default: .and(conditions)
     }
   }
 
   /// Runs the query in the store.
   private func cursor(sorted: Bool = true) throws(ReefError) -> Cursor {
     reef.checkThread()
-    let node = try read { () throws(StoreError) in try LinkPaths.resolve(compiledNode(), schema: schema, reef: reef) }
+    // Compiled once, after the links are resolved.
+    let node = try read { () throws(StoreError) in try LinkPaths.resolve(conditionsNode, schema: schema, reef: reef) }
     let query: ReefQuery.Query
     do {
       query = try ReefQuery.Query(node)
@@ -79,15 +78,6 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     let sort = sorted && !sortKeys.isEmpty && !sortsThroughLinks ? SortSpecification(sortKeys) : nil
     return try read { () throws(StoreError) in
       try reef.transaction().collection(schema.className).find(query, options: FindOptions(sort: sort))
-    }
-  }
-
-  /// The conditions' query node (throws what ``query`` throws, as a ``ReefError``).
-  private func compiledNode() throws(StoreError) -> QueryNode {
-    do {
-      return try query.node
-    } catch {
-      throw StoreError(.invalidQuery, error.description, queryError: error)
     }
   }
 
@@ -103,13 +93,12 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   /// error with the query module's error, other store errors ``ReefError/Kind/store``.
   private func read<R>(_ body: () throws(StoreError) -> R) throws(ReefError) -> R {
     do {
-      return try body()
+      return try storeCall(type: schema.className, body)
     } catch {
-      var wrapped = ReefError(error, type: schema.className)
-      if let queryError = error.queryError {
-        wrapped.kind = .invalidQuery
-        wrapped.queryError = queryError
-      }
+      guard let queryError = error.storeError?.queryError else { throw error }
+      var wrapped = error
+      wrapped.kind = .invalidQuery
+      wrapped.queryError = queryError
       throw wrapped
     }
   }

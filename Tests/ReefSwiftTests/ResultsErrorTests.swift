@@ -73,11 +73,13 @@ private func reefWithNames(_ names: [String]) throws -> Reef {
   }
 
   @Test func countStopsWithTheErrorInsteadOfAWrongNumber() async {
-    await #expect(processExitsWith: .failure) {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       runOrExitCleanly {
         let reef = try reefWithNames(["ab", catastrophic])
         _ = reef.objects(Dog.self).filter(document: ["name": ["$regex": "^(a|aa)+b$"]]).count
       }
     }
+    let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    #expect(text.contains("Results<Dog>") && text.contains("fetch()"), "\(text)")
   }
 }
