@@ -301,9 +301,13 @@ private struct FilterParser {
   /// is not one of a query's top-level keys (`$and`, `$or`, `$nor`, `$comment`, `$where`, …).
   static func isValueForm(_ query: Document) -> Bool {
     guard let first = query.firstElement?.key, first.hasPrefix("$") else { return false }
-    let topLevel: Set<String> = ["$and", "$or", "$nor", "$comment", "$where", "$expr", "$text", "$jsonSchema"]
-    return !topLevel.contains(first)
+    return !queryTopLevelKeys.contains(first)
   }
+
+  /// The keys a query document takes at its top level (made once, not per call).
+  static let queryTopLevelKeys: Set<String> = [
+    "$and", "$or", "$nor", "$comment", "$where", "$expr", "$text", "$jsonSchema",
+  ]
 
   /// The tests of an operator document applied to one value: each element of an array in the
   /// value form of `$elemMatch`, and the value under `$not` there. Every operator that applies

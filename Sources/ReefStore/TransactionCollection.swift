@@ -247,16 +247,17 @@ public struct TransactionCollection {
     } catch {
       throw StoreError(.invalidQuery, error.description, updateError: error)
     }
+    // Compiled once: the finder of `$`'s position reads the same query.
+    let query = try compile(filter)
     var finder: MatchedPositionFinder?
     if update.usesMatchedPosition {
-      let query = try compile(filter)
       do {
         finder = try MatchedPositionFinder(query)
       } catch {
         throw StoreError(.invalidQuery, error.description, updateError: error)
       }
     }
-    let targets = try find(filter, options: FindOptions(limit: many ? nil : 1)).toArray()
+    let targets = try find(query, options: FindOptions(limit: many ? nil : 1)).toArray()
     if targets.isEmpty {
       guard upsert else { return UpdateResult(matched: 0, modified: 0, upsertedID: nil) }
       let seed = Update.upsertSeed(from: filter)
