@@ -94,11 +94,12 @@ public struct IndexSpecification: Sendable, Hashable {
   /// one after another, as ``KeyEncoding/encode(_:descending:)`` makes it. A one-field index's
   /// entries are its field's, without combining.
   func entries(for document: Document) throws(StoreError) -> [(values: [BSON], key: [UInt8])] {
-    try entries(for: document, keySuffix: [])
+    try entries(for: document, keySuffix: [], withValues: true)
   }
 
-  /// ``entries(for:)`` with `keySuffix` appended to each key (reserved for from the start).
-  private func entries(for document: Document, keySuffix: [UInt8]) throws(StoreError)
+  /// ``entries(for:)`` with `keySuffix` appended to each key (reserved for from the start), and
+  /// the values only `withValues` (each entry's is an array: writes need the keys only).
+  private func entries(for document: Document, keySuffix: [UInt8], withValues: Bool) throws(StoreError)
     -> [(values: [BSON], key: [UInt8])]
   {
     var combinations: [(values: [BSON], key: [UInt8])] = []
@@ -134,7 +135,7 @@ public struct IndexSpecification: Sendable, Hashable {
           if seen.isEmpty { seen = Set(encoded.lazy.map(\.key)) }
           guard seen.insert(key).inserted else { continue }
         }
-        encoded.append(([value], key))
+        encoded.append((withValues ? [value] : [], key))
       }
       if position == 0 {
         combinations = encoded
@@ -155,14 +156,18 @@ public struct IndexSpecification: Sendable, Hashable {
     return combinations
   }
 
-  /// The entries of `document` as this index's database holds them: each with its values (for
-  /// messages) and its LMDB key, the values' encoding followed by `primaryKey` (the document's
-  /// key in its collection, which is also the entry's value) unless the index is unique.
-  /// Throws for parallel arrays.
-  func storedEntries(for document: Document, primaryKey: [UInt8]) throws(StoreError)
-    -> [(values: [BSON], key: [UInt8])]
-  {
-    try entries(for: document, keySuffix: unique ? [] : primaryKey)
+  /// The keys of `document`'s entries as this index's database holds them: the values' encoding
+  /// followed by `primaryKey` (the document's key in its collection, which is also the entry's
+  /// value) unless the index is unique. Throws for parallel arrays. (``values(ofKey:in:)`` names
+  /// an entry's values for a message.)
+  func storedKeys(for document: Document, primaryKey: [UInt8]) throws(StoreError) -> [[UInt8]] {
+    try entries(for: document, keySuffix: unique ? [] : primaryKey, withValues: false).map(\.key)
+  }
+
+  /// The values of `document`'s entry whose key (without a primary-key suffix) is `key`, for an
+  /// error message.
+  func values(ofKey key: [UInt8], in document: Document) -> [BSON] {
+    ((try? entries(for: document)) ?? []).first { $0.key == key }?.values ?? []
   }
 
   /// The values at `segments`, as an index sees them (array elements, fields of array elements).

@@ -469,10 +469,10 @@ public struct TransactionCollection {
     for index in info.indexes {
       let indexDB = try transaction.indexDatabase(info, index, create: true)!
       var keys: [[UInt8]] = []
-      for (values, key) in try index.storedEntries(for: document, primaryKey: primaryKey) {
+      for key in try index.storedKeys(for: document, primaryKey: primaryKey) {
         if key.count > 511 { throw keyTooLarge(key.count, index: index.name) }
         if index.unique, let existing = try lmdb.get(indexDB, key), !existing.elementsEqual(primaryKey) {
-          throw duplicateKey(values, index: index)
+          throw duplicateKey(index.values(ofKey: key, in: document), index: index)
         }
         keys.append(key)
       }
@@ -513,14 +513,14 @@ public struct TransactionCollection {
   func addEntries(_ document: Document, primaryKey: [UInt8], index: IndexSpecification, database: MDB_dbi)
     throws(StoreError)
   {
-    for (values, key) in try index.storedEntries(for: document, primaryKey: primaryKey) {
+    for key in try index.storedKeys(for: document, primaryKey: primaryKey) {
       guard index.unique else {
         try lmdb.put(database, key, primaryKey)
         continue
       }
       if try !lmdb.put(database, key, primaryKey, unique: true) {
         if let existing = try lmdb.get(database, key), existing.elementsEqual(primaryKey) { continue }
-        throw duplicateKey(values, index: index)
+        throw duplicateKey(index.values(ofKey: key, in: document), index: index)
       }
     }
   }
@@ -529,7 +529,7 @@ public struct TransactionCollection {
   func removeIndexEntries(_ document: Document, primaryKey: [UInt8], info: CollectionInfo) throws(StoreError) {
     for index in info.indexes {
       guard let indexDB = try transaction.indexDatabase(info, index, create: false) else { continue }
-      for (_, key) in (try? index.storedEntries(for: document, primaryKey: primaryKey)) ?? [] {
+      for key in (try? index.storedKeys(for: document, primaryKey: primaryKey)) ?? [] {
         try lmdb.delete(indexDB, key)
       }
     }
