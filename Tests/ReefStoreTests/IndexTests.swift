@@ -26,6 +26,33 @@ import Testing
     #expect(try store.collection("c").count() == 2)
   }
 
+  /// A duplicate key names the index and the values of the entry that collided: on insert
+  /// through a compound multikey index, and when a unique index is built over existing documents.
+  @Test func duplicateKeyMessagesNameTheCollidingValues() throws {
+    let temporary = try TemporaryStore()
+    let people = temporary.store.collection("people")
+    try people.createIndex(document(#"{"team": 1, "tags": -1}"#), unique: true)
+    try people.insert(document(#"{"_id": 1, "team": "red", "tags": ["x", "y"]}"#))
+    do {
+      try people.insert(document(#"{"_id": 2, "team": "red", "tags": ["z", "y"]}"#))
+      Issue.record("a duplicate unique key was accepted")
+    } catch let error as StoreError {
+      #expect(error.kind == .duplicateKey)
+      #expect(
+        error.message.hasSuffix(#"index: team_1_tags_-1 dup key: { team: "red", tags: "y" }"#), "\(error.message)")
+    }
+    let pets = temporary.store.collection("pets")
+    try pets.insert(document(#"{"_id": 1, "name": "Rex", "age": 3}"#))
+    try pets.insert(document(#"{"_id": 2, "name": "Rex", "age": {"$numberDouble": "3.0"}}"#))
+    do {
+      try pets.createIndex(document(#"{"name": 1, "age": 1}"#), unique: true)
+      Issue.record("a unique index was built over duplicates")
+    } catch let error as StoreError {
+      #expect(error.kind == .duplicateKey)
+      #expect(error.message.contains(#"dup key: { name: "Rex", age: "#), "\(error.message)")
+    }
+  }
+
   @Test func uniqueSparseMultikeyAndParallelArrays() throws {
     let temporary = try TemporaryStore()
     let people = temporary.store.collection("people")
