@@ -10,12 +10,6 @@
 extension Decimal128: CustomStringConvertible, LosslessStringConvertible {
   /// The exponent bias of the BID encoding.
   @inlinable static var exponentBias: Int { 6176 }
-  /// The smallest exponent (of the coefficient taken as an integer).
-  static var minExponent: Int { ExactDecimal.minExponent }
-  /// The largest exponent (of the coefficient taken as an integer).
-  static var maxExponent: Int { ExactDecimal.maxExponent }
-  /// The number of decimal digits a coefficient may have.
-  static var maxDigits: Int { ExactDecimal.maxDigits }
 
   /// Not a number: the canonical quiet NaN, positive, without a payload.
   public static let nan = Decimal128(high: 0x7C00_0000_0000_0000, low: 0)
@@ -97,7 +91,7 @@ extension Decimal128: CustomStringConvertible, LosslessStringConvertible {
 
 extension Decimal128 {
   /// Creates a finite value from its parts; the caller guarantees `coefficient <= 10^34 - 1` and
-  /// `minExponent...maxExponent ~= exponent`.
+  /// `ExactDecimal.minExponent...ExactDecimal.maxExponent ~= exponent`.
   init(negative: Bool, coefficient: UInt128, exponent: Int) {
     let biased = UInt64(exponent + Decimal128.exponentBias)
     let sign: UInt64 = negative ? 1 << 63 : 0
@@ -217,15 +211,15 @@ extension Decimal128 {
 
     guard firstNonZero >= 0 else {
       // Zero: only the exponent matters, and clamping it into range is exact.
-      exponent = min(max(exponent, minExponent), maxExponent)
+      exponent = min(max(exponent, ExactDecimal.minExponent), ExactDecimal.maxExponent)
       return .success(Decimal128(negative: negative, coefficient: 0, exponent: exponent))
     }
 
     // Drop digits beyond 34, and digits below the smallest exponent; only zeros may go.
     var count = digitCount - firstNonZero
     let trailingZeros = digitCount - 1 - lastNonZero
-    let belowRange = minExponent - exponent
-    let drop = max(0, count - maxDigits, belowRange)
+    let belowRange = ExactDecimal.minExponent - exponent
+    let drop = max(0, count - ExactDecimal.maxDigits, belowRange)
     if drop > trailingZeros {
       return .failure(belowRange > trailingZeros ? .underflow : .inexact(digits: lastNonZero - firstNonZero + 1))
     }
@@ -234,10 +228,10 @@ extension Decimal128 {
 
     // Clamp an exponent above the largest by adding zeros to the coefficient.
     var padding = 0
-    if exponent > maxExponent {
-      padding = exponent - maxExponent
-      guard count + padding <= maxDigits else { return .failure(.overflow) }
-      exponent = maxExponent
+    if exponent > ExactDecimal.maxExponent {
+      padding = exponent - ExactDecimal.maxExponent
+      guard count + padding <= ExactDecimal.maxDigits else { return .failure(.overflow) }
+      exponent = ExactDecimal.maxExponent
     }
 
     var coefficient: UInt128 = 0

@@ -141,8 +141,6 @@ class PropertyCodec {
   )
     throws(ReefError)
   { fatalError("abstract") }
-  /// Whether the stored element fits the property's type.
-  func fits(_ element: Document.Element?, _ context: _ReadContext) -> Bool { fatalError("abstract") }
   /// An unmanaged object's value, as `Any` (dynamic access).
   func value(at pointer: UnsafeMutableRawPointer) -> Any { fatalError("abstract") }
   /// Sets an unmanaged object's value from `Any` (dynamic access); false when the value does
@@ -228,9 +226,6 @@ final class TypedCodec<Value: _Persistable>: PropertyCodec {
     guard let value else { return builder.appendNull(key) }
     // Scalars throw nothing.
     try? value._reefAppend(key, to: &builder, context)
-  }
-  override func fits(_ element: Document.Element?, _ context: _ReadContext) -> Bool {
-    Value._reefDecode(element, context) != nil
   }
   override func value(at pointer: UnsafeMutableRawPointer) -> Any {
     pointer.assumingMemoryBound(to: Value.self).pointee

@@ -228,20 +228,14 @@ final class ReadBuffer {
   func readMore() throws(BSONError) -> Int {
     if atEnd { return 0 }
     if end == capacity {
+      // To the front, then (when the unread bytes fill more than half) into a buffer twice as
+      // large: `fill(atLeast:)` grows by chunks instead, for a length known in advance.
       let unread = end - start
-      if unread > capacity / 2 {
-        let newMemory = UnsafeMutableRawPointer.allocate(byteCount: capacity * 2, alignment: 8)
-        // Safe: start..<end lies inside the old buffer, and unread < capacity * 2.
-        newMemory.copyMemory(from: memory + start, byteCount: unread)
-        memory.deallocate()
-        memory = newMemory
-        capacity *= 2
-      } else {
-        // Safe: start..<end lies inside the buffer; the ranges may overlap, which copyMemory allows.
-        memory.copyMemory(from: memory + start, byteCount: unread)
-      }
+      // Safe: start..<end lies inside the buffer; the ranges may overlap, which copyMemory allows.
+      memory.copyMemory(from: memory + start, byteCount: unread)
       start = 0
       end = unread
+      if unread > capacity / 2 { grow(to: capacity * 2) }
     }
     let n = try source.read(into: UnsafeMutableRawBufferPointer(start: memory + end, count: capacity - end))
     if n == 0 { atEnd = true }
@@ -256,10 +250,15 @@ final class ReadBuffer {
       start = 0
       end = 0
       if capacity > Self.chunkSize { shrink(keeping: 0) }
-    } else if capacity > Self.chunkSize && end - start <= Self.chunkSize / 2 {
+    } else if capacity > Self.shrinkAbove && end - start <= Self.chunkSize / 2 {
       shrink(keeping: end - start)
     }
   }
+
+  /// The capacity past which the buffer shrinks while unread bytes remain: below it, a stream of
+  /// documents somewhat larger than a chunk keeps its grown buffer instead of growing and
+  /// shrinking for each.
+  static let shrinkAbove = 1 << 20
 
   /// Returns to one chunk after a large document, with the `unread` bytes that follow it, so one
   /// big document does not pin memory.
