@@ -137,21 +137,23 @@ extension ExactDecimal {
     return scaledA == scaledB ? 0 : (scaledA < scaledB ? -1 : 1)
   }
 
+  /// 10^0 … 10^38, every power of ten a `UInt128` holds: comparisons look digits up here
+  /// instead of dividing by 10 once per digit.
+  static let powersOf10: [UInt128] = {
+    var powers: [UInt128] = [1]
+    for _ in 1...38 { powers.append(powers[powers.count - 1] * 10) }
+    return powers
+  }()
+
   /// The number of decimal digits of `value` (0 for zero).
   static func digitCount(_ value: UInt128) -> Int {
-    var count = 0
-    var rest = value
-    while rest != 0 {
-      rest /= 10
-      count += 1
+    powersOf10.withUnsafeBufferPointer { powers in
+      var count = 0
+      while count < powers.count && value >= powers[count] { count += 1 }
+      return count
     }
-    return count
   }
 
   /// 10^k for 0 <= k <= 38.
-  static func power10(_ k: Int) -> UInt128 {
-    var result: UInt128 = 1
-    for _ in 0..<k { result *= 10 }
-    return result
-  }
+  static func power10(_ k: Int) -> UInt128 { powersOf10[k] }
 }
