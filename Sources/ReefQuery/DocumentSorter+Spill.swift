@@ -156,7 +156,7 @@ final class RunMerge {
       var parent = 0
       while true {
         var first = parent
-        for child in [2 * parent + 1, 2 * parent + 2] where child < heads.count && before(child, first) {
+        for child in (2 * parent + 1)...(2 * parent + 2) where child < heads.count && before(child, first) {
           first = child
         }
         guard first != parent else { break }

@@ -118,15 +118,22 @@ public final class DocumentSorter {
     try sort.appendValues(of: document, to: &scratch)
     guard bound > 0 else { return }
     if heap.count < bound {
-      heap.append(try ranked(own(document, lifetime)))
+      heap.append(try kept(document, lifetime))
       siftUp(heap.count - 1)
       maximumHeld = max(maximumHeld, heap.count)
       return
     }
     // The root is the worst document kept; a later one with an equal key comes after it.
     guard sort.compareSortValues(scratch[...], heap[0].values[...]) < 0 else { return }
-    heap[0] = try ranked(own(document, lifetime))
+    heap[0] = try kept(document, lifetime)
     siftDown(0)
+  }
+
+  /// The heap's entry for `document`, whose sort values are in ``scratch``: they point into its
+  /// bytes, so they are read again only when the sorter keeps a copy.
+  private func kept(_ document: Document, _ lifetime: DocumentLifetime) throws(QueryError) -> Ranked {
+    guard lifetime != .owned else { return Ranked(document: document, order: added, values: scratch) }
+    return try ranked(own(document, lifetime))
   }
 
   /// A document the heap keeps, with its sort values (which point into its bytes).
@@ -163,7 +170,7 @@ public final class DocumentSorter {
     var parent = start
     while true {
       var worst = parent
-      for child in [2 * parent + 1, 2 * parent + 2] where child < heap.count && after(heap[child], heap[worst]) {
+      for child in (2 * parent + 1)...(2 * parent + 2) where child < heap.count && after(heap[child], heap[worst]) {
         worst = child
       }
       guard worst != parent else { return }

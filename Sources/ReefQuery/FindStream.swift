@@ -63,6 +63,9 @@ public struct FindStream<Source: DocumentSource> {
   private var optionsSorter: DocumentSorter?
   /// The first document of each distinct combination (owned copies).
   private var distinctKept: [Document] = []
+  /// The DISTINCT values of each document in ``distinctKept`` (pointing into its bytes), read
+  /// once when it is kept rather than for every later document.
+  private var distinctKeptValues: [[RawValue]] = []
   private var limited = 0
   private var skipped = 0
   /// What a positional projection asks the query (made for the first result).
@@ -126,6 +129,7 @@ public struct FindStream<Source: DocumentSource> {
     querySorter = nil
     optionsSorter = nil
     distinctKept = []
+    distinctKeptValues = []
   }
 
   /// The sorters, for tests: the most documents each held and the runs it wrote.
@@ -196,17 +200,19 @@ public struct FindStream<Source: DocumentSource> {
     guard !query.distinct.isEmpty else { return try nextAfterQuerySort() }
     let keys = query.distinct.map { SortKey($0) }
     while let document = try nextAfterQuerySort() {
-      let duplicate = document.withRawValue { root in
-        let key = keys.map { sortValue(root, $0) }
-        return distinctKept.contains { kept in
-          kept.withRawValue { keptRoot in
-            zip(keys, key).allSatisfy { compareValues(sortValue(keptRoot, $0), $1) == 0 }
-          }
-        }
+      let values = document.withRawValue { root in keys.map { sortValue(root, $0) } }
+      let duplicate = distinctKeptValues.contains { kept in
+        zip(kept, values).allSatisfy { compareValues($0, $1) == 0 }
       }
       if duplicate { continue }
-      let owned = afterQuerySort == .owned ? document : document.withUnsafeBytes { Document(trustedCopying: $0) }
+      if afterQuerySort == .owned {
+        distinctKept.append(document)
+        distinctKeptValues.append(values)
+        return document
+      }
+      let owned = document.withUnsafeBytes { Document(trustedCopying: $0) }
       distinctKept.append(owned)
+      distinctKeptValues.append(owned.withRawValue { root in keys.map { sortValue(root, $0) } })
       return owned
     }
     return nil
