@@ -1,5 +1,6 @@
 import Foundation
 import ReefBSON
+import ReefTestSupport
 import Testing
 
 @testable import ReefStore
@@ -8,8 +9,7 @@ import Testing
 /// error (it used to crash in LMDB, or break the first store's locks when closed).
 @Suite struct StoreOpenTwiceTests {
   private func temporaryPath(_ name: String) -> String {
-    let directory = NSTemporaryDirectory() + "reef-open-twice-\(getpid())-\(UUID().uuidString)"
-    try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let directory = makeTemporaryDirectory("reef-open-twice", removedAtExit: true)
     return directory + "/" + name
   }
 

@@ -7,7 +7,7 @@ import Testing
 
 /// A fresh file in a temporary directory.
 func openReef(_ name: String = "test", types: [ObjectBase.Type]? = nil) throws -> (Reef, String) {
-  let directory = makeTemporaryDirectory("reef-swift")
+  let directory = makeTemporaryDirectory("reef-swift", removedAtExit: true)
   var configuration = Reef.Configuration(fileURL: URL(fileURLWithPath: directory + "/\(name).reef"))
   configuration.objectTypes = types
   return (try Reef(configuration: configuration), directory + "/\(name).reef")

@@ -2,6 +2,7 @@ import Foundation
 import ReefBSON
 import ReefStore
 import ReefSwift
+import ReefTestSupport
 import Testing
 
 struct DeliberateFailure: Error {}
@@ -156,9 +157,7 @@ struct DeliberateFailure: Error {}
 
 /// A fresh temporary directory.
 func makeTemporaryDirectoryForReef() -> String {
-  let path = NSTemporaryDirectory() + "reef-swift-\(UUID().uuidString)"
-  try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-  return path
+  makeTemporaryDirectory("reef-swift", removedAtExit: true)
 }
 
 @Suite struct ReadOnlyTests {

@@ -56,11 +56,49 @@ public func readFile(_ path: String) -> [UInt8]? {
 }
 
 /// A fresh temporary directory for one test: `/tmp/<prefix>-XXXXXX`.
-public func makeTemporaryDirectory(_ prefix: String = "reef-test") -> String {
+///
+/// With `removedAtExit`, the directory and everything in it are removed when the test process
+/// exits normally: for tests whose stores stay open until their objects are released, so that
+/// the test cannot remove the directory itself.
+public func makeTemporaryDirectory(_ prefix: String = "reef-test", removedAtExit: Bool = false) -> String {
   var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
   let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
   precondition(made != nil, "mkdtemp failed (errno \(errno))")
-  return String(cString: made!)
+  let path = String(cString: made!)
+  if removedAtExit { ExitRemovals.add(path) }
+  return path
+}
+
+/// The directories to remove when the process exits.
+private enum ExitRemovals {
+  nonisolated(unsafe) private static var paths: [String] = []
+  nonisolated(unsafe) private static var installed = false
+  private static let lock = PthreadLock()
+
+  static func add(_ path: String) {
+    lock.withLock {
+      paths.append(path)
+      guard !installed else { return }
+      installed = true
+      atexit { ExitRemovals.removeAll() }
+    }
+  }
+
+  private static func removeAll() {
+    let all = lock.withLock { paths }
+    for path in all { removeTree(path) }
+  }
+}
+
+/// A mutex for the test support's globals.
+private final class PthreadLock: @unchecked Sendable {
+  private var mutex = pthread_mutex_t()
+  init() { pthread_mutex_init(&mutex, nil) }
+  func withLock<T>(_ body: () -> T) -> T {
+    pthread_mutex_lock(&mutex)
+    defer { pthread_mutex_unlock(&mutex) }
+    return body()
+  }
 }
 
 /// Removes a directory and everything in it (what ``makeTemporaryDirectory(_:)`` made), or a file.
