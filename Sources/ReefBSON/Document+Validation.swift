@@ -206,21 +206,44 @@ struct Validator {
         p &+= 1
         // Find the key's terminator before the document's terminator, noting any non-ASCII byte.
         let keyStart = p
-        var high: UInt8 = 0
-        while p < end {
-          let b = base.byte(p)
-          if b == 0 { break }
-          high |= b
-          p &+= 1
+        var high: UInt64 = 0
+        var terminated = false
+        // Eight bytes at a time while they lie before the document's terminator: the lowest byte
+        // flagged by (w - 0x01…) & ~w & 0x80… is the first zero byte.
+        while end &- p >= 8 {
+          let w = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: p, as: UInt64.self))
+          let zeros = (w &- 0x0101_0101_0101_0101) & ~w & 0x8080_8080_8080_8080
+          if zeros != 0 {
+            let n = zeros.trailingZeroBitCount &>> 3
+            high |= w & ((1 &<< UInt64(n &* 8)) &- 1)
+            p &+= n
+            terminated = true
+            break
+          }
+          high |= w
+          p &+= 8
         }
-        guard p < end else {
+        if !terminated {
+          while p < end {
+            let b = base.byte(p)
+            if b == 0 {
+              terminated = true
+              break
+            }
+            high |= UInt64(b)
+            p &+= 1
+          }
+        }
+        guard terminated else {
           throw BSONError(
             .missingTerminator, "expected a key terminated by a zero byte before the end of the document",
             offset: keyStart)
         }
         let keyLength = p &- keyStart
         p &+= 1
-        if high >= 0x80 && checksUTF8, let bad = invalidUTF8Offset(base + keyStart, keyLength) {
+        if high & 0x8080_8080_8080_8080 != 0 && checksUTF8,
+          let bad = invalidUTF8Offset(base + keyStart, keyLength)
+        {
           throw BSONError(
             .invalidUTF8, "expected a UTF-8 key, found an invalid byte sequence", offset: keyStart + bad)
         }
@@ -252,7 +275,26 @@ struct Validator {
           stack.push(cur)
           cur = child
         default:
-          cur.p = try value(type: type, typeOffset: typeOffset, at: p, end: end)
+          // The common fixed-size types and strings here, without a call; the others (and every
+          // error, with its message) in value(type:typeOffset:at:end:).
+          var size = -1
+          switch type {
+          case 0x10: size = 4
+          case 0x01, 0x09, 0x11, 0x12: size = 8
+          case 0x07: size = 12
+          case 0x13: size = 16
+          case 0x0A: size = 0
+          case 0x08: if end &- p >= 1 && base.byte(p) <= 1 { size = 1 }
+          case 0x02: size = -2
+          default: break
+          }
+          if size >= 0 && end &- p >= size {
+            cur.p = p &+ size
+          } else if size == -2 {
+            cur.p = try string(at: p, end: end)
+          } else {
+            cur.p = try value(type: type, typeOffset: typeOffset, at: p, end: end)
+          }
           cur.index = index &+ 1
           cur.keyLength = -1
         }
@@ -343,7 +385,7 @@ struct Validator {
   }
 
   /// Validates the value of an element that holds no document and returns the offset after it.
-  @inline(__always)
+  @inline(never)
   func value(type: UInt8, typeOffset: Int, at p: Int, end: Int) throws(BSONError) -> Int {
     switch type {
     case 0x01, 0x09, 0x11, 0x12:
@@ -412,21 +454,28 @@ func hex(_ b: UInt8) -> String {
 /// nothing above U+10FFFF, no truncated sequence).
 @inline(__always)
 func invalidUTF8Offset(_ p: UnsafeRawPointer, _ count: Int) -> Int? {
-  var i = 0
-  // Fast path: eight ASCII bytes at a time.
-  while count - i >= 8 {
-    if p.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { break }
-    i &+= 8
-  }
-  while i < count {
-    let b = p.byte(i)
-    if b < 0x80 {
-      i &+= 1
-      continue
+  isASCII(p, count) ? nil : invalidUTF8OffsetSlow(p, count, from: 0)
+}
+
+/// Whether the `count` bytes at `p` are all below 0x80, read eight at a time with no loop for
+/// the tail: the last (overlapping) word, or two overlapping halves, or three single bytes.
+@inline(__always)
+func isASCII(_ p: UnsafeRawPointer, _ count: Int) -> Bool {
+  var bits: UInt64 = 0
+  if count >= 8 {
+    var i = 0
+    while count &- i > 8 {
+      bits |= p.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+      if bits & 0x8080_8080_8080_8080 != 0 { return false }
+      i &+= 8
     }
-    return invalidUTF8OffsetSlow(p, count, from: i)
+    bits |= p.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
+  } else if count >= 4 {
+    bits = UInt64(p.loadUnaligned(as: UInt32.self) | p.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self))
+  } else if count > 0 {
+    bits = UInt64(p.byte(0) | p.byte(count &>> 1) | p.byte(count &- 1))
   }
-  return nil
+  return bits & 0x8080_8080_8080_8080 == 0
 }
 
 @inline(never)

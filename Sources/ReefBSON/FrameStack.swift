@@ -9,8 +9,9 @@ struct FrameStack<Frame> {
   /// Whether `frames` was allocated here (and is deallocated by ``release()``).
   private var onHeap = false
 
-  /// The number of frames kept on the caller's stack by ``withFrameStack(of:_:)``.
-  static var framesOnStack: Int { 32 }
+  /// The number of frames kept on the caller's stack by ``withFrameStack(of:_:)``: as many as fit
+  /// in 1 KiB, since Swift puts a larger temporary buffer on the heap (a malloc per walk).
+  static var framesOnStack: Int { max(2, 1024 / MemoryLayout<Frame>.stride) }
 
   init(_ buffer: UnsafeMutableBufferPointer<Frame>) {
     frames = buffer.baseAddress!
