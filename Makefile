@@ -31,8 +31,9 @@ test: deps lint
 # store's locks are raced too; the crash test's children are single-threaded processes, and its
 # 300 kills would take most of CI's time). Each sanitizer builds in a folder of its own. Tests
 # read REEF_SANITIZER to print why they skip what cannot run under a sanitizer. The suppression
-# files in .ci say why each entry is there.
-SANITIZE_SUITES := ^(ReefBSONTests|ReefStoreTests)\.
+# files in .ci say why each entry is there. The parallel stream scan's suite runs under both too:
+# its workers share chunks, a queue and the source.
+SANITIZE_SUITES := ^(ReefBSONTests\.|ReefStoreTests\.|ReefQueryTests\.ParallelStreamScanTests)
 sanitize: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 	REEF_SANITIZER=address REEF_CRASH_KILLS=50 LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp \

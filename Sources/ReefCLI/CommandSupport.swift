@@ -130,14 +130,15 @@ public struct ValidationFlags: ParsableArguments {
   }
 }
 
-/// `--skip-invalid` for the commands that read a BSON stream (`dump`, `convert`, `query`).
+/// `--skip-invalid` for the commands that read a stream of documents (`dump`, `convert`, `query`).
 public struct SkipFlags: ParsableArguments {
   /// Whether to step over damaged documents.
   @Flag(
     help: ArgumentHelp(
-      "Skip each damaged document of a BSON stream and go on with the next, as bsondump does, when the"
-        + " stream's framing allows (its length prefix is plausible). Each skipped document is reported on"
-        + " standard error with its index, byte offset and reason, and the exit code is then 1."))
+      "Skip each damaged document and go on with the next, as bsondump does, when the stream's framing"
+        + " allows: in BSON, when its length prefix is plausible; in Extended JSON, when its braces balance."
+        + " Each skipped document is reported on standard error with its index, position and reason, and the"
+        + " exit code is then 1."))
   public var skipInvalid = false
 
   /// Creates the flags (ArgumentParser fills in their values).
@@ -146,10 +147,22 @@ public struct SkipFlags: ParsableArguments {
   /// With `--skip-invalid`, makes `reader` report each damaged document it steps over on
   /// standard error, and returns the counter of those documents; `nil` without the flag.
   func install(on reader: inout BSONStreamReader, input: String) -> SkipCounter? {
+    install(input: input) { reader.onDamagedDocument = $0 }
+  }
+
+  /// With `--skip-invalid`, makes an Extended JSON `reader` report each damaged document it steps
+  /// over, and returns the counter of those documents; `nil` without the flag.
+  func install(on reader: inout ExtendedJSONStreamReader, input: String) -> SkipCounter? {
+    install(input: input) { reader.onDamagedDocument = $0 }
+  }
+
+  /// With `--skip-invalid`, gives `setHandler` the handler that reports each damaged document on
+  /// standard error, and returns the counter of those documents; `nil` without the flag.
+  func install(input: String, _ setHandler: (@escaping (BSONError) -> Void) -> Void) -> SkipCounter? {
     guard skipInvalid else { return nil }
     let counter = SkipCounter()
     let name = input == "-" ? "<stdin>" : input
-    reader.onDamagedDocument = { error in
+    setHandler { error in
       counter.count += 1
       printError("reef: skipped: \(name): \(error)")
     }

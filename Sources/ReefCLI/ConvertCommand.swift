@@ -21,8 +21,9 @@ public struct ConvertCommand: ParsableCommand {
 
       Bad input exits with code 1 after converting the documents before it; the error names \
       the line and column (JSON) or the document index and byte offset (BSON). With \
-      --skip-invalid, a damaged BSON document whose length prefix is plausible is reported and \
-      skipped, and the conversion goes on (exit code 1).
+      --skip-invalid, a damaged document is reported and skipped, and the conversion goes on \
+      (exit code 1), when the stream's framing allows it: a BSON document whose length prefix is \
+      plausible, a JSON document whose braces balance.
 
       Examples:
         reef convert people.json --to bson -o people.bson
@@ -93,6 +94,7 @@ public struct ConvertCommand: ParsableCommand {
       let options = validation.options
       if try DocumentStreamFormat.detect(source, maximumSize: options.maximumSize).isExtendedJSON {
         var reader = ExtendedJSONStreamReader(source: source, options: options)
+        skipped = skipping.install(on: &reader, input: path)
         while let document = try reader.next() { try emit(document, to: out) }
       } else {
         var reader = BSONStreamReader(source: source, options: options)

@@ -28,7 +28,9 @@ public struct QueryCommand: ParsableCommand {
 
       Results stream: nothing holds every match. A sort with --limit keeps only --skip + --limit \
       documents; one without holds up to --sort-memory MB (100 by default) and writes sorted \
-      runs to temporary files in --temp-dir past that, removed when the query ends.
+      runs to temporary files in --temp-dir past that, removed when the query ends. A BSON \
+      stream is validated and tested on --threads threads (one per processor by default), in \
+      chunks of about 1 MB, and its results still come in stream order.
 
       --filter takes a MongoDB filter document in Extended JSON; --where takes a Realm-style \
       predicate, whose %@ and $0…$n come from --arg values (Extended JSON, one per --arg) and \
@@ -36,7 +38,7 @@ public struct QueryCommand: ParsableCommand {
 
       A filter or predicate that cannot be compiled exits 1 with the position of the problem; \
       a malformed document in the stream is reported as by reef dump (exit 1), and skipped with \
-      --skip-invalid as reef dump skips it.
+      --skip-invalid as reef dump skips it (in Extended JSON, a document whose braces balance).
 
       Examples:
         reef query contacts.bson --filter '{"address.city": "Los Angeles"}'
@@ -123,6 +125,13 @@ public struct QueryCommand: ParsableCommand {
     help: ArgumentHelp("The directory of a sort's temporary files (default: $TMPDIR or /tmp).", valueName: "path"))
   public var temporaryDirectory: String?
 
+  /// The threads that validate and test a stream's documents.
+  @Option(
+    help: ArgumentHelp(
+      "The threads that validate and test the documents of a BSON stream (default: one per processor,"
+        + " at most 8).", valueName: "n"))
+  public var threads: Int?
+
   /// Validation limits.
   @OptionGroup public var validation: ValidationFlags
 
@@ -140,6 +149,9 @@ public struct QueryCommand: ParsableCommand {
     if !arguments.isEmpty && predicate == nil { throw ValidationError("--arg needs --where") }
     guard skip >= 0 else { throw ValidationError("--skip must be 0 or more, found \(skip)") }
     guard limit >= 0 else { throw ValidationError("--limit must be 0 or more, found \(limit)") }
+    if let threads, !(1...64).contains(threads) {
+      throw ValidationError("--threads must be between 1 and 64, found \(threads)")
+    }
     guard sortMemory > 0 else { throw ValidationError("--sort-memory must be 1 MB or more, found \(sortMemory)") }
   }
 
@@ -182,18 +194,21 @@ public struct QueryCommand: ParsableCommand {
     }
     if format.isExtendedJSON {
       // mongoexport's output: one document per line, or an array.
-      if skipping.skipInvalid {
-        printError("reef: error: --skip-invalid applies to BSON input; \(path) is Extended JSON text")
-        throw ExitCode(2)
-      }
-      let reader = ExtendedJSONStreamReader(source: source, options: validation.options)
-      try run(FindStream(reader, query: query, options: options), out: out, skipped: nil)
+      var reader = ExtendedJSONStreamReader(source: source, options: validation.options)
+      let skipped = skipping.install(on: &reader, input: path)
+      try run(FindStream(reader, query: query, options: options), out: out, skipped: skipped)
       return
     }
-    var reader = BSONStreamReader(source: source, options: validation.options)
-    let skipped = skipping.install(on: &reader, input: path)
-    // Each document is tested as it is read; a sort keeps a top-k, or spills past --sort-memory.
-    try run(FindStream(reader, query: query, options: options), out: out, skipped: skipped)
+    // Documents are validated and tested on every core, in chunks, and come back in stream order;
+    // a sort keeps a top-k, or spills past --sort-memory.
+    let scan = ParallelStreamScan(
+      source: source, options: validation.options, query: query,
+      threads: threads ?? ParallelStreamScan.defaultThreadCount)
+    defer { scan.close() }
+    let skipped = skipping.install(input: path) { scan.onDamagedDocument = $0 }
+    try run(
+      FindStream(scan, query: query, options: options, sourceMatches: true, lifetime: .borrowed), out: out,
+      skipped: skipped)
   }
 
   /// Writes the results of a find over a file, then reports what was skipped.

@@ -215,6 +215,45 @@ import Testing
     #expect(open.message == "expected ',' or ']' after a document in the array, found the end of the input")
   }
 
+  @Test("a damaged document whose braces balance is stepped over; the next keeps its line and index")
+  func skippingDamagedDocuments() throws {
+    let text =
+      "[{\"a\": 1},\n {\"a\": tru},\n {\"a\": {\"$date\": \"2020-02-30T00:00:00Z\"}}, {\"a\": 4},\n {\"a\": x]\n"
+    var r = try reader(text)
+    var skipped: [BSONError] = []
+    r.onDamagedDocument = { skipped.append($0) }
+    #expect(try r.next()?["a"] == .int32(1))
+    #expect(try r.next()?["a"] == .int32(4))
+    #expect(r.documentsRead == 4)
+    #expect(r.documentsSkipped == 2)
+    #expect(skipped.map(\.line) == [2, 3])
+    #expect(skipped[0].message == "expected true, found 't'")
+    #expect(skipped[1].message.contains("2020-02-30"), "\(skipped[1])")
+    // The last document's brackets balance (`{` … `]`), so it is framed and stepped over too; the
+    // array's missing `]` then ends the stream.
+    let end = try #require(throws: BSONError.self) { try r.next() }
+    #expect(skipped.map(\.documentIndex) == [1, 2, 4])
+    #expect(end.documentIndex == 5)
+    #expect(end.message == "expected ',' or ']' after a document in the array, found the end of the input")
+    #expect(r.documentsSkipped == 3)
+
+    // Without a handler, skipDamagedDocument() steps over one failure at a time.
+    var manual = try reader("{\"a\": 1}\n{\"a\": }\n{\"a\": 3}\n")
+    #expect(try manual.next()?["a"] == .int32(1))
+    let error = try #require(throws: BSONError.self) { try manual.next() }
+    #expect((error.line, error.column, error.offset) == (2, 7, 15))
+    #expect(manual.skipDamagedDocument() == 7)
+    #expect(manual.skipDamagedDocument() == nil)
+    #expect(try manual.next()?["a"] == .int32(3))
+    #expect(try manual.next() == nil)
+    // Text that is not a document cannot be stepped over.
+    var unframed = try reader("{\"a\": 1}\nnope\n")
+    _ = try unframed.next()
+    #expect(throws: BSONError.self) { try unframed.next() }
+    #expect(unframed.skipDamagedDocument() == nil)
+    #expect(throws: BSONError.self) { try unframed.next() }
+  }
+
   @Test("a stream that ends inside a document is truncated, naming where the document starts")
   func truncated() throws {
     let e = try failure("{\"a\":1}\n  {\"a\": [1, 2", documents: 1)

@@ -44,9 +44,37 @@ import Testing
     #expect(result.status == 1)
     #expect(result.stdout == "{\"a\":{\"$numberInt\":\"1\"}}\n{\"a\":{\"$numberInt\":\"2\"}}\n")
     #expect(result.stderr.contains("document 2") && result.stderr.contains("line 3, column 7"), "\(result.stderr)")
-    let skipping = try reef("query", input, "--skip-invalid")
-    #expect(skipping.status == 2)
-    #expect(skipping.stderr.contains("--skip-invalid applies to BSON input"), "\(skipping.stderr)")
+  }
+
+  /// `--skip-invalid` steps over a JSON document whose braces balance but whose content is bad,
+  /// in lines and in an array, for `query` and `convert`: each skip is reported with the
+  /// document's index, line and column, the others are printed, and the exit code is 1.
+  @Test func skipInvalidStepsOverABadJSONDocument() throws {
+    let directory = try TemporaryDirectory()
+    let lines = try directory.write(
+      "bad.json", Array("{\"a\": 1}\n{\"a\": }\n{\"a\": {\"$date\": \"2020-02-30T00:00:00Z\"}}\n{\"a\": 4}\n".utf8))
+    let array = try directory.write(
+      "bad-array.json",
+      Array("[\n  {\"a\": 1},\n  {\"a\": }, {\"a\": {\"$date\": \"2020-02-30T00:00:00Z\"}},\n  {\"a\": 4}\n]\n".utf8))
+    for (input, positions) in [(lines, ["line 2, column 7", "line 3"]), (array, ["line 3, column 9", "line 3"])] {
+      for command in [["query", input, "--skip-invalid"], ["convert", input, "--to", "canonical", "--skip-invalid"]] {
+        let result = try runProcess(reefBinary, command)
+        #expect(result.status == 1, "\(command): \(result.stderr)")
+        #expect(result.stdout == "{\"a\":{\"$numberInt\":\"1\"}}\n{\"a\":{\"$numberInt\":\"4\"}}\n", "\(command)")
+        let reports = result.stderr.split(separator: "\n").filter { $0.contains("skipped:") }
+        #expect(reports.count == 2, "\(command): \(result.stderr)")
+        for (report, (index, position)) in zip(reports, zip([1, 2], positions)) {
+          #expect(report.contains("document \(index)") && report.contains(position), "\(command): \(report)")
+        }
+        #expect(result.stderr.contains("2 documents skipped"), "\(command): \(result.stderr)")
+      }
+    }
+    // Text that is not a document cannot be stepped over: the query stops there.
+    let unframed = try directory.write("unframed.json", Array("{\"a\": 1}\nnot json\n{\"a\": 2}\n".utf8))
+    let stopped = try reef("query", unframed, "--skip-invalid")
+    #expect(stopped.status == 1)
+    #expect(stopped.stdout == "{\"a\":{\"$numberInt\":\"1\"}}\n")
+    #expect(stopped.stderr.contains("line 2, column 1"), "\(stopped.stderr)")
   }
 
   @Test func dumpAndValidateSayJSONIsNotBSON() throws {

@@ -248,13 +248,23 @@ let groupIndex: Document = ["v": 2, "key": ["group": 1, "places.city": -1], "nam
     #expect(throws: BSONError.self) { try store.importDump(from: DumpSource(path: root + "/people.bson")) }
     #expect(try store.collection("people").count() == 4)
 
-    // Malformed JSON cannot resynchronise: the rest of its file is skipped, and said so.
+    // A malformed JSON document whose braces balance is skipped alone, with its index and line.
     writeFile(root + "/lines.jsonl", Array("{\"_id\": 1}\n{\"_id\": 2,,}\n{\"_id\": 3}\n".utf8))
     let json = try store.importDump(
       from: DumpSource(path: root + "/lines.jsonl"), options: ImportOptions(skipInvalid: true))
-    #expect(json.documents == 1)
-    #expect(json.skipped.count == 1)
-    #expect(json.skipped.first?.reason.hasSuffix("the rest of this file is skipped") == true)
+    #expect(json.documents == 2)
+    #expect(json.skipped.map(\.index) == [1])
+    #expect(json.skipped.first?.offset == 21)  // the second comma
+    #expect(json.skipped.first?.reason.contains("the rest of this file") == false)
+    #expect(try store.collection("lines").find().toArray().compactMap { $0["_id"] } == [1, 3].map { BSON.int32($0) })
+
+    // Text that is not a document cannot be stepped over: the rest of its file is skipped, and said so.
+    writeFile(root + "/broken.jsonl", Array("{\"_id\": 1}\n_id: 2\n{\"_id\": 3}\n".utf8))
+    let broken = try store.importDump(
+      from: DumpSource(path: root + "/broken.jsonl"), options: ImportOptions(skipInvalid: true))
+    #expect(broken.documents == 1)
+    #expect(broken.skipped.count == 1)
+    #expect(broken.skipped.first?.reason.hasSuffix("the rest of this file is skipped") == true)
   }
 
   @Test func aDamagedLengthPrefixSkipsTheRestOfTheFile() throws {

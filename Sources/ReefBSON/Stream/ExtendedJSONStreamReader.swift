@@ -21,7 +21,8 @@
 /// zero-based ``BSONError/documentIndex`` of the document being read, the one-based
 /// ``BSONError/line`` and ``BSONError/column`` (in bytes) and the ``BSONError/offset`` of the
 /// problem counted from the start of the (decompressed) stream, and the key path inside the
-/// document. After an error, ``next()`` throws the same error again.
+/// document. After an error, ``next()`` throws the same error again, unless
+/// ``onDamagedDocument`` is set and the document could be stepped over.
 ///
 /// A document's text may be at most six times ``ValidationOptions/maximumSize`` (at least
 /// 6 MiB) long: a longer one, such as a line that never closes its document, is an error of kind
@@ -38,6 +39,15 @@ public struct ExtendedJSONStreamReader {
   /// The number of stream bytes read up to the end of the last document returned (or the
   /// whitespace after it), which is the stream offset of the next unread byte.
   public private(set) var bytesRead = 0
+  /// The number of damaged documents stepped over (see ``onDamagedDocument`` and
+  /// ``skipDamagedDocument()``).
+  public private(set) var documentsSkipped = 0
+  /// When set, ``next()`` steps over a document whose text is framed (its braces balance, outside
+  /// strings) but which cannot be parsed or is not valid: it calls this with the document's error
+  /// and goes on with the next document, as ``BSONStreamReader/onDamagedDocument`` does for BSON.
+  /// Errors between documents (text that is not a document, an unterminated one, a control
+  /// character in a string, a document text over the size limit, an I/O error) are thrown as usual.
+  public var onDamagedDocument: ((BSONError) -> Void)?
   /// The one-based line of the next unread byte.
   public private(set) var line = 1
   /// The one-based column, in bytes, of the next unread byte.
@@ -58,6 +68,9 @@ public struct ExtendedJSONStreamReader {
   private var state = State.start
   private var lineStart = 0
   private var failure: BSONError?
+  /// The extent of the document that failed to parse: its text's length and the line and line
+  /// start after it.
+  private var damaged: (length: Int, line: Int, lineStart: Int)?
   /// The longest document text accepted.
   let maximumTextSize: Int
 
@@ -115,14 +128,39 @@ public struct ExtendedJSONStreamReader {
   /// - Complexity: O(n) in the length of the document's text.
   public mutating func next() throws(BSONError) -> Document? {
     if let failure { throw failure }
-    do throws(BSONError) {
-      let document = try readNext()
-      if document != nil { documentsRead += 1 }
-      return document
-    } catch {
-      failure = error
-      throw error
+    while true {
+      damaged = nil
+      do throws(BSONError) {
+        let document = try readNext()
+        if document != nil { documentsRead += 1 }
+        return document
+      } catch {
+        failure = error
+        if let onDamagedDocument, skipDamagedDocument() != nil {
+          onDamagedDocument(error)
+          continue
+        }
+        throw error
+      }
     }
+  }
+
+  /// Steps over the document that made ``next()`` fail, so that reading can go on with the next
+  /// one: it can when the document's text was framed (its braces balanced, outside strings) and
+  /// the failure was in its content; not after text that is not a document, an unterminated
+  /// document, a control character in a string, an over-long document or an I/O error.
+  /// - Returns: the number of bytes of text skipped, or `nil` when the reader cannot go on (and
+  ///   ``next()`` keeps throwing the same error).
+  public mutating func skipDamagedDocument() -> Int? {
+    guard failure != nil, let damaged else { return nil }
+    consume(damaged.length)
+    line = damaged.line
+    lineStart = damaged.lineStart
+    documentsRead += 1
+    documentsSkipped += 1
+    failure = nil
+    self.damaged = nil
+    return damaged.length
   }
 
   private mutating func readNext() throws(BSONError) -> Document? {
@@ -266,8 +304,11 @@ public struct ExtendedJSONStreamReader {
           offset: startOffset, documentIndex: documentsRead, line: startLine, column: startColumn)
       }
     }
+    // The document's text is framed: a parse error leaves the stream readable after it.
+    damaged = (scan.length, scan.line, scan.lineStart)
     let document = try parse(
       length: scan.length, startOffset: startOffset, startLine: startLine, startColumn: startColumn)
+    damaged = nil
     consume(scan.length)
     line = scan.line
     lineStart = scan.lineStart

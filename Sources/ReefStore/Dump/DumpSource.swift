@@ -210,8 +210,9 @@ public final class DumpSource {
 
   /// Steps over the error that made ``nextDocument()`` fail, so that reading can go on: the
   /// damaged document alone in a BSON file whose length prefix is plausible (see
-  /// ``BSONStreamReader/skipDamagedDocument()``), else the rest of that file for directory and
-  /// single-file sources.
+  /// ``BSONStreamReader/skipDamagedDocument()``) or in a JSON file where its braces balance (see
+  /// ``ExtendedJSONStreamReader/skipDamagedDocument()``), else the rest of that file for
+  /// directory and single-file sources.
   ///
   /// It cannot step over I/O errors, errors in metadata, or anything in an archive (whose blocks
   /// and checksums do not survive a skipped document): it returns `nil` and the source keeps
@@ -220,6 +221,11 @@ public final class DumpSource {
     guard let error = failure, archive == nil, error.kind != .io else { return nil }
     if case .bson(var r, let input, let descriptor, let path) = reader, let bytes = r.skipDamagedDocument() {
       reader = .bson(r, input, descriptor: descriptor, path: path)
+      failure = nil
+      return .document(bytes: bytes)
+    }
+    if case .json(var r, let input, let path) = reader, let bytes = r.skipDamagedDocument() {
+      reader = .json(r, input, path: path)
       failure = nil
       return .document(bytes: bytes)
     }
