@@ -89,6 +89,56 @@ enum BSONValidator {
   }
 }
 
+/// Validates one document after another with the same options, keeping its stack of open
+/// documents between them: what a scan that validates millions of small documents uses, where
+/// ``Document/validatedLength(of:options:)`` would set up its stack for each one.
+///
+/// For Reef's own modules. Use one per thread.
+@_spi(ReefInternal)
+public final class DocumentValidator {
+  /// How documents are validated.
+  public let options: ValidationOptions
+  private var stack: FrameStack<ValidationFrame>
+  private let initialFrames: UnsafeMutableBufferPointer<ValidationFrame>
+
+  /// A validator for `options`.
+  public init(options: ValidationOptions = .default) {
+    self.options = options
+    initialFrames = .allocate(capacity: 32)
+    stack = FrameStack(initialFrames)
+  }
+
+  deinit {
+    stack.release()
+    initialFrames.deallocate()
+  }
+
+  /// Validates the document at the start of `bytes`, which must end at or before their end, and
+  /// returns its length: as ``Document/validatedLength(of:options:)``, with the same errors.
+  public func validatedLength(of bytes: UnsafeRawBufferPointer) throws(BSONError) -> Int {
+    guard let base = bytes.baseAddress, bytes.count >= 4 else {
+      throw BSONError(.truncated, "expected a 4-byte document length, found \(bytes.count) bytes", offset: 0)
+    }
+    let length = Int(base.int32LE(0))
+    if length > options.maximumSize {
+      throw BSONError(
+        .sizeLimitExceeded, "document length \(length) exceeds the limit of \(options.maximumSize) bytes", offset: 0)
+    }
+    let v = Validator(
+      base: base, checksUTF8: options.checksUTF8, checksArrayKeys: options.checksArrayKeys,
+      maximumDepth: options.maximumDepth)
+    do throws(BSONError) {
+      try v.walk(at: 0, limit: bytes.count, isArray: false, stack: &stack)
+    } catch {
+      var error = error
+      error.keyPath.insert(contentsOf: v.keyPath(stack), at: 0)
+      while stack.count > 0 { stack.pop() }
+      throw error
+    }
+    return length
+  }
+}
+
 /// One document or array being walked by ``Validator``: where it ends, where its next element
 /// starts, and the key of the element being validated (for error key paths).
 struct ValidationFrame {

@@ -428,11 +428,12 @@ final class ScanState: @unchecked Sendable {
     var result = ScanResult(chunk: chunk)
     var offset = 0
     var index = cut.firstIndex
+    let validator = DocumentValidator(options: options)
     while offset < chunk.count {
       let length = chunk.length(at: offset)
       let bytes = UnsafeRawBufferPointer(start: chunk.memory + offset, count: length)
       do throws(BSONError) {
-        _ = try Document.validatedLength(of: bytes, options: options)
+        _ = try validator.validatedLength(of: bytes)
       } catch {
         var error = error
         error.offset = cut.streamOffset + offset + (error.offset ?? 0)
