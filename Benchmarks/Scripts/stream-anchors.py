@@ -4,8 +4,9 @@
 The pairs and the stream are those of ../shared/anchors/README.md: a generated BSON stream of
 contact and business documents (200 MB by default), and `libbson_stream`, a small C program over
 libbson's `bson_reader`. Each pair is timed alternately (reef, anchor, reef, anchor, ...) with the
-page cache warm; the table gives the median wall time of each side, the ratio anchor / reef (above
-1: reef is faster), and reef's peak resident memory.
+page cache warm; the table gives the median wall time of each side, the median of the paired
+ratios anchor / reef (each reef run with the anchor run next to it; above 1: reef is faster) with
+their range, and reef's peak resident memory.
 
 Environment (all optional):
   REEF            the reef binary (default: .build/release/reef, built if missing)
@@ -104,7 +105,10 @@ def pair(reef_command, anchor_command):
                 memory.append(peak)
     reef = statistics.median(reef_times)
     anchor = statistics.median(anchor_times)
-    return reef, anchor, max(memory)
+    # Each run of one side is paired with the other side's run of the same iteration (back to
+    # back, order alternating), so that a slow spell of the shared machine slows both.
+    paired = sorted(a / r for r, a in zip(reef_times, anchor_times))
+    return reef, anchor, statistics.median(paired), (paired[0], paired[-1]), max(memory)
 
 
 def main():
@@ -133,15 +137,15 @@ def main():
     size = os.path.getsize(path)
     print("stream: %s, %.1f MB; %d runs per side, alternating; %s" % (path, size / 1e6, RUNS, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
     print()
-    print("| pair | reef command | reef (s) | anchor (s) | ratio | reef peak RSS |")
-    print("|---|---|---:|---:|---:|---:|")
+    print("| pair | reef command | reef (s) | anchor (s) | ratio (paired) | range | reef peak RSS |")
+    print("|---|---|---:|---:|---:|---:|---:|")
     for name, reef_command, anchor_command in pairs:
-        r, a, peak = pair(reef_command, anchor_command)
+        r, a, ratio, (low, high), peak = pair(reef_command, anchor_command)
         shown = " ".join(arg if " " not in arg and "{" not in arg else "'%s'" % arg for arg in reef_command[1:])
         shown = shown.replace(path, "S")
         print(
-            "| %s | `reef %s` vs `libbson_stream %s` | %.3f | %.3f | %.2fx | %.1f MB |"
-            % (name, shown, " ".join(anchor_command[1:2]), r, a, a / r, peak / 1024)
+            "| %s | `reef %s` vs `libbson_stream %s` | %.3f | %.3f | **%.2fx** | %.2f–%.2f | %.1f MB |"
+            % (name, shown, " ".join(anchor_command[1:2]), r, a, ratio, low, high, peak / 1024)
         )
         sys.stdout.flush()
 

@@ -93,6 +93,34 @@ import Testing
     #expect(sorted.stdout == "1\n")
   }
 
+  /// The parallel scan gives the one-thread answer in stream order, for output, sorting and
+  /// counting, over a stream of many chunks; --threads outside 1…64 is a usage error.
+  @Test func everyThreadCountPrintsTheSameResultsInStreamOrder() throws {
+    let directory = try TemporaryDirectory()
+    let input = try directory.write("many.bson", stream(sampleDocuments(count: 40_000)))
+    let queries: [[String]] = [
+      ["--filter", #"{"score": {"$gte": 100}}"#],
+      ["--where", "name ENDSWITH '7'", "--format", "relaxed"],
+      ["--filter", #"{"_id": {"$mod": [3, 0]}}"#, "--sort", #"{"score": -1}"#, "--limit", "25"],
+      ["--count"],
+    ]
+    for arguments in queries {
+      let one = try runProcess(reefBinary, ["query", input, "--threads", "1"] + arguments)
+      #expect(one.status == 0, "\(arguments): \(one.stderr)")
+      #expect(!one.stdout.isEmpty)
+      for threads in ["2", "5"] {
+        let many = try runProcess(reefBinary, ["query", input, "--threads", threads] + arguments)
+        #expect(many.status == 0)
+        #expect(many.stdout == one.stdout, "\(arguments) on \(threads) threads")
+      }
+    }
+    for bad in ["0", "65"] {
+      let result = try reef("query", input, "--threads", bad, "--count")
+      #expect(result.status == 64)
+      #expect(result.stderr.contains("--threads must be between 1 and 64, found \(bad)"), "\(result.stderr)")
+    }
+  }
+
   @Test func compileErrorsExitOneWithThePosition() throws {
     let directory = try TemporaryDirectory()
     let input = try contacts(in: directory)
