@@ -532,40 +532,49 @@ func isASCII(_ p: UnsafeRawPointer, _ count: Int) -> Bool {
 func invalidUTF8OffsetSlow(_ p: UnsafeRawPointer, _ count: Int, from start: Int) -> Int? {
   var i = start
   while i < count {
-    let b0 = p.byte(i)
-    if b0 < 0x80 {
+    if p.byte(i) < 0x80 {
       i += 1
       continue
     }
-    let need: Int
-    var low: UInt8 = 0x80
-    var high: UInt8 = 0xBF
-    switch b0 {
-    case 0xC2...0xDF: need = 1
-    case 0xE0:
-      need = 2
-      low = 0xA0
-    case 0xE1...0xEC, 0xEE...0xEF: need = 2
-    case 0xED:
-      need = 2
-      high = 0x9F
-    case 0xF0:
-      need = 3
-      low = 0x90
-    case 0xF1...0xF3: need = 3
-    case 0xF4:
-      need = 3
-      high = 0x8F
-    default: return i
-    }
-    guard count - i > need else { return i }
-    let b1 = p.byte(i + 1)
-    guard b1 >= low && b1 <= high else { return i }
-    for k in 2...max(2, need) where k <= need {
-      let b = p.byte(i + k)
-      guard b >= 0x80 && b <= 0xBF else { return i }
-    }
-    i += need + 1
+    guard let n = utf8SequenceLength(p, at: i, end: count) else { return i }
+    i += n
   }
   return nil
+}
+
+/// The length (2 to 4) of the valid UTF-8 sequence whose lead byte, at or above 0x80, is at `i`
+/// among the `end` bytes at `p`; nil when it is not one (RFC 3629: no overlong form, no
+/// surrogate, nothing above U+10FFFF, no sequence cut short). The one table of UTF-8's lead bytes,
+/// for the validator and the Extended JSON parser.
+@inline(__always)
+func utf8SequenceLength(_ p: UnsafeRawPointer, at i: Int, end: Int) -> Int? {
+  let b0 = p.byte(i)
+  // The range of the second byte; later ones are 0x80...0xBF.
+  var low: UInt8 = 0x80
+  var high: UInt8 = 0xBF
+  let n: Int
+  switch b0 {
+  case 0xC2...0xDF: n = 2
+  case 0xE0:
+    n = 3
+    low = 0xA0
+  case 0xE1...0xEC, 0xEE...0xEF: n = 3
+  case 0xED:
+    n = 3
+    high = 0x9F
+  case 0xF0:
+    n = 4
+    low = 0x90
+  case 0xF1...0xF3: n = 4
+  case 0xF4:
+    n = 4
+    high = 0x8F
+  default: return nil
+  }
+  guard end &- i >= n else { return nil }
+  let b1 = p.byte(i &+ 1)
+  guard b1 >= low && b1 <= high else { return nil }
+  if n >= 3 && p.byte(i &+ 2) & 0xC0 != 0x80 { return nil }
+  if n == 4 && p.byte(i &+ 3) & 0xC0 != 0x80 { return nil }
+  return n
 }

@@ -81,34 +81,7 @@ extension ExtendedJSONReader {
   /// The length of the valid UTF-8 sequence starting with a non-ASCII byte at `i`, or `nil`.
   @inline(__always)
   func utf8SequenceLength(at i: Int) -> Int? {
-    let b0 = input[i]
-    var low: UInt8 = 0x80
-    var high: UInt8 = 0xBF
-    let n: Int
-    switch b0 {
-    case 0xC2...0xDF: n = 2
-    case 0xE0:
-      n = 3
-      low = 0xA0
-    case 0xE1...0xEC, 0xEE...0xEF: n = 3
-    case 0xED:
-      n = 3
-      high = 0x9F
-    case 0xF0:
-      n = 4
-      low = 0x90
-    case 0xF1...0xF3: n = 4
-    case 0xF4:
-      n = 4
-      high = 0x8F
-    default: return nil
-    }
-    guard end &- i >= n else { return nil }
-    let b1 = input[i &+ 1]
-    guard b1 >= low && b1 <= high else { return nil }
-    if n >= 3 && input[i &+ 2] & 0xC0 != 0x80 { return nil }
-    if n == 4 && input[i &+ 3] & 0xC0 != 0x80 { return nil }
-    return n
+    ReefBSON.utf8SequenceLength(UnsafeRawPointer(input), at: i, end: end)
   }
 
   /// Decodes the escape at `i` (a backslash) into `out` and returns the position after it.
