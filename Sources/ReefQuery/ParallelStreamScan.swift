@@ -123,29 +123,9 @@ public final class ParallelStreamScan: DocumentSource {
   private func start() {
     started = true
     shared.skipsDamaged = onDamagedDocument != nil
+    let shared = self.shared
     for _ in 0..<shared.workers {
-      let context = Unmanaged.passRetained(shared).toOpaque()
-      var thread = pthread_t()
-      #if canImport(Glibc)
-        let code = pthread_create(
-          &thread, nil,
-          { context in
-            Unmanaged<ScanState>.fromOpaque(context!).takeRetainedValue().work()
-            return nil
-          }, context)
-      #else
-        let code = pthread_create(
-          &thread, nil,
-          { context in
-            Unmanaged<ScanState>.fromOpaque(context).takeRetainedValue().work()
-            return nil
-          }, context)
-      #endif
-      if code == 0 {
-        threads.append(thread)
-      } else {
-        Unmanaged<ScanState>.fromOpaque(context).release()
-      }
+      if let thread = startThread({ shared.work() }) { threads.append(thread) }
     }
     // Without a thread, the consumer's own calls do the work.
     if threads.isEmpty { shared.runsInline = true }

@@ -1,3 +1,5 @@
+@_spi(ReefInternal) import ReefBSON
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -124,28 +126,8 @@ final class WriteWaitWatch: @unchecked Sendable {
   }
 
   private func startThread() {
-    let context = Unmanaged.passRetained(self).toOpaque()
-    var created = pthread_t()
-    #if canImport(Glibc)
-      let code = pthread_create(
-        &created, nil,
-        { context in
-          Unmanaged<WriteWaitWatch>.fromOpaque(context!).takeRetainedValue().run()
-          return nil
-        }, context)
-    #else
-      let code = pthread_create(
-        &created, nil,
-        { context in
-          Unmanaged<WriteWaitWatch>.fromOpaque(context).takeRetainedValue().run()
-          return nil
-        }, context)
-    #endif
-    if code == 0 {
-      thread = created
-    } else {
-      Unmanaged<WriteWaitWatch>.fromOpaque(context).release()  // no thread: writes go unwatched
-    }
+    // Without a thread, writes go unwatched.
+    thread = ReefBSON.startThread { [self] in run() }
   }
 
   /// The thread: reports the writes that are due, then sleeps until the next is due.
