@@ -267,6 +267,18 @@ extension Document {
     }
   }
 
+  /// The first element whose key is the UTF-8 bytes `key` (no dotted-path interpretation): a
+  /// path already split into segments is looked up without making strings.
+  /// - Complexity: O(n) in the number of elements.
+  public func element(forKeyBytes key: [UInt8]) -> Element? {
+    key.withUnsafeBytes { k in
+      guard let p = Document.find(k, in: storage.base, at: start) else { return nil }
+      return Element(
+        storage: storage, keyOffset: p.key, keyLength: k.count, type: BSONType(rawValue: p.type),
+        valueOffset: p.value, valueLength: p.valueLength)
+    }
+  }
+
   /// Finds `key` in the validated document at `documentOffset` from `base`, walking raw bytes.
   @inlinable @inline(__always)
   static func find(

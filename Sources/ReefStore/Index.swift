@@ -161,7 +161,36 @@ public struct IndexSpecification: Sendable, Hashable {
   /// value) unless the index is unique. Throws for parallel arrays. (``values(ofKey:in:)`` names
   /// an entry's values for a message.)
   func storedKeys(for document: Document, primaryKey: [UInt8]) throws(StoreError) -> [[UInt8]] {
-    try entries(for: document, keySuffix: unique ? [] : primaryKey, withValues: false).map(\.key)
+    // The common case, a one-field index whose path meets no array: one key, made without
+    // the intermediate values and combinations.
+    if keys.count == 1, let value = Self.plainValue(document, keys[0].path.segments) {
+      var key: [UInt8] = []
+      key.reserveCapacity(KeyEncoding.estimatedCount(value) &+ (unique ? 0 : primaryKey.count))
+      KeyEncoding.append(value, descending: !keys[0].ascending, to: &key)
+      if !unique { key.append(contentsOf: primaryKey) }
+      return [key]
+    }
+    return try entries(for: document, keySuffix: unique ? [] : primaryKey, withValues: false).map(\.key)
+  }
+
+  /// The value at `segments` when the path goes through subdocuments only and ends on a value
+  /// that is not an array; nil otherwise (a missing field too: ``entries(for:)`` decides).
+  private static func plainValue(_ document: Document, _ segments: [FieldPath.Segment]) -> BSON? {
+    var current = document
+    var remaining = segments.count
+    for segment in segments {
+      guard let element = current.element(forKeyBytes: segment.name) else { return nil }
+      remaining &-= 1
+      if remaining == 0 {
+        // Not `type == .array ? nil : value`: BSON is ExpressibleByNilLiteral, so that nil
+        // would be BSON's null.
+        if element.type == .array { return nil }
+        return element.value
+      }
+      guard element.type == .document, let inner = element.document else { return nil }
+      current = inner
+    }
+    return nil
   }
 
   /// The values of `document`'s entry whose key (without a primary-key suffix) is `key`, for an
