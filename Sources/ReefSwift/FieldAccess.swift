@@ -6,6 +6,8 @@ final class FieldAccess {
   let owner: ManagedObject
   let property: Property
   private var cache: (version: Int, elements: [Document.Element])?
+  /// The place of a list of embedded objects, looked up once (its elements' accessors share it).
+  private var lazyPlace: ListPlace?
 
   init(owner: ManagedObject, property: Property) {
     self.owner = owner
@@ -37,14 +39,24 @@ final class FieldAccess {
 
   /// The element decoded as `Element`, failing with the mismatch message when it does not fit.
   func decode<Element: _ReefValue>(_ element: Document.Element, at position: Int, as type: Element.Type) -> Element {
-    let context =
+    var context =
       property.isMap
       ? _ReadContext(owner: owner, field: property.columnName, index: nil, key: element.key)
       : _ReadContext(owner: owner, field: property.columnName, index: position)
+    if property.isEmbedded && !property.isMap { context.place = place() }
     guard let value = Element._reefDecode(element, context) else {
       preconditionFailure(owner.mismatch(property, element) + " (element \(position))")
     }
     return value
+  }
+
+  /// The place of this list of embedded objects (the same the `Reef` hands out for its key while
+  /// anyone holds it).
+  private func place() -> ListPlace {
+    if let lazyPlace { return lazyPlace }
+    let place = owner.reef.listPlace(owner.placeKey.child(property.columnName))
+    lazyPlace = place
+    return place
   }
 
   /// The context new elements are encoded in.
@@ -60,7 +72,7 @@ final class FieldAccess {
     let reef = owner.reef
     reef.requireWriteTransaction()
     let values = elements().map(\.value)
-    let place = property.isEmbedded ? reef.listPlace(owner.placeKey.child(property.columnName)) : nil
+    let place = property.isEmbedded ? place() : nil
     let tokens = place?.tokens(count: values.count, fresh: reef.freshListToken)
     var slots = values.indices.map { ListSlot(token: tokens?[$0], value: values[$0]) }
     let attachments = Attachments()

@@ -92,8 +92,16 @@ public final class ManagedObject {
   /// position of a list (which it then follows), or the value at a key of a map.
   ///
   /// `knownPlace` is the list's place when the caller has it already (see ``Attachments``).
-  init(reef: Reef, schema: ObjectSchema, parent: ManagedObject, step: PathStep, knownPlace: ListPlace? = nil) {
+  /// `document` is the subdocument as of the `Reef`'s current version, when the caller read it.
+  init(
+    reef: Reef, schema: ObjectSchema, parent: ManagedObject, step: PathStep, knownPlace: ListPlace? = nil,
+    document: Document? = nil
+  ) {
     self.reef = reef
+    if let document {
+      self.document = document
+      version = reef.version
+    }
     self.schema = schema
     self.parent = parent
     field = step.field
@@ -310,14 +318,16 @@ public final class ManagedObject {
 
 /// Embedded objects written in one change, made managed once the change is stored.
 final class Attachments {
-  var items: [(object: ObjectBase, path: [PathStep])] = []
+  /// Each object with its path: the steps above its place (`base`, empty for an object directly
+  /// in the root: no array is made for it) and its place's own step.
+  var items: [(object: ObjectBase, base: [PathStep], last: PathStep)] = []
   /// The objects recorded, once there are many (a few are searched in ``items``).
   private var seen: Set<ObjectIdentifier> = []
 
-  /// Records an embedded object written at `path`.
+  /// Records an embedded object written at the path `base` + `last`.
   /// - Throws: ``ReefError/Kind/embeddedObjectHasParent`` for an object written twice in the
   ///   change (it would have two parents, or two places in one).
-  func add(_ object: ObjectBase, at path: [PathStep]) throws(ReefError) {
+  func add(_ object: ObjectBase, base: [PathStep], last: PathStep) throws(ReefError) {
     let isNew: Bool
     if items.count < 16 {
       isNew = !items.contains { $0.object === object }
@@ -331,21 +341,26 @@ final class Attachments {
         "an embedded object has exactly one parent: this \(object.objectSchema.className) is written twice in one change; write a copy (\(object.objectSchema.className)(value: object))",
         type: object.objectSchema.className)
     }
-    items.append((object, path))
+    items.append((object, base, last))
+  }
+
+  /// Forgets the objects recorded, keeping the room they took.
+  func reset() {
+    items.removeAll(keepingCapacity: true)
+    seen.removeAll()
   }
 
   /// Gives each embedded object its managed state under `root`, parents before children.
   func attach(to root: ManagedObject) {
-    if items.allSatisfy({ $0.path.count == 1 }) {
+    if items.allSatisfy({ $0.base.isEmpty }) {
       // The usual case: embedded objects directly in the root (no table of parents to build).
       // Consecutive items are mostly of one class, and of one list: its schema and its place
       // are looked up once.
       var schema: (type: ObjectIdentifier, schema: ObjectSchema)?
       var list: (field: String, place: ListPlace)?
-      for (object, path) in items {
+      for (object, _, step) in items {
         let type = ObjectIdentifier(Swift.type(of: object))
         if schema?.type != type { schema = (type, object.objectSchema) }
-        let step = path[0]
         var place: ListPlace?
         if step.index != nil {
           if list?.field != step.field { list = (step.field, root.reef.listPlace(root.placeKey.child(step.field))) }
@@ -357,12 +372,11 @@ final class Attachments {
       return
     }
     var states: [[PathStep]: ManagedObject] = [[]: root]
-    for (object, path) in items.sorted(by: { $0.path.count < $1.path.count }) {
-      let parentPath = Array(path.dropLast())
-      guard let parent = states[parentPath] ?? (parentPath.isEmpty ? root : nil), let last = path.last else { continue }
+    for (object, base, last) in items.sorted(by: { $0.base.count < $1.base.count }) {
+      guard let parent = states[base] ?? (base.isEmpty ? root : nil) else { continue }
       let state = ManagedObject(reef: root.reef, schema: object.objectSchema, parent: parent, step: last)
       object._managed = state
-      states[path] = state
+      states[base + [last]] = state
     }
   }
 }

@@ -48,9 +48,12 @@ extension EmbeddedObject: _ReefOptionalWrappable, _ReefCollectionElement {
       return nil
     }
     let object = reef.construct(Self.self)
+    // The subdocument was read from the owner's current document: the first property read
+    // needs no walk from the parent.
     object._managed = ManagedObject(
       reef: reef, schema: schema, parent: owner,
-      step: PathStep(field: context.field, index: context.index, key: context.key))
+      step: PathStep(field: context.field, index: context.index, key: context.key), knownPlace: context.place,
+      document: element.document)
     return unsafeDowncast(object, to: Self.self)
   }
 
@@ -90,7 +93,7 @@ extension EmbeddedObject: _ReefOptionalWrappable, _ReefCollectionElement {
     let written = try write { (fields) throws(ReefError) in
       try ObjectEncoding.append(self, schema: schema, id: nil, to: &fields, context)
     }
-    try context.attachments?.add(self, at: context.path)
+    try context.attach(self)
     return written
   }
 

@@ -36,6 +36,8 @@ public struct _ReadContext {
   let index: Int?
   /// The key, for a map's value.
   var key: String? = nil
+  /// The list's place, for an element of a list of embedded objects whose accessor has it.
+  var place: ListPlace? = nil
 
   @usableFromInline init(owner: ManagedObject?, field: String, index: Int?, key: String? = nil) {
     self.owner = owner
@@ -49,8 +51,10 @@ public struct _ReadContext {
 /// object being written (embedded objects become managed there) and the update policy. For
 /// ReefSwift's own conformances.
 public struct _WriteContext {
-  let reef: Reef?
-  let attachments: Attachments?
+  // Unowned: a context lives only while the write that made it runs, which holds both (copies
+  // of the context, made for every embedded object and list element, then retain nothing).
+  unowned(unsafe) let reef: Reef?
+  unowned(unsafe) let attachments: Attachments?
   /// The path of the enclosing object's place, without the last step.
   private let base: [PathStep]
   /// The last step, kept apart so that a scalar property's context allocates no array.
@@ -75,6 +79,17 @@ public struct _WriteContext {
 
   /// The value's path from the object being written.
   var path: [PathStep] { last.map { base + [$0] } ?? base }
+
+  /// Records an embedded object written at this path, to become managed there once the change
+  /// is stored.
+  func attach(_ object: ObjectBase) throws(ReefError) {
+    guard let attachments else { return }
+    if let last {
+      try attachments.add(object, base: base, last: last)
+    } else if let final = base.last {
+      try attachments.add(object, base: Array(base.dropLast()), last: final)
+    }
+  }
 
   /// The context of the element at `index` of the array at this path.
   func at(index: Int) -> _WriteContext {

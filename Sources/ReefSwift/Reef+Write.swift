@@ -55,7 +55,13 @@ extension Reef {
     }
     let schema = try register(objectClass)
     let transaction = try storeCall { () throws(StoreError) in try self.transaction() }
-    let attachments = Attachments()
+    // Reused: an add without embedded objects then allocates none (a link's target added
+    // meanwhile takes another).
+    let attachments = spareAttachments.popLast() ?? Attachments()
+    defer {
+      attachments.reset()
+      spareAttachments.append(attachments)
+    }
     let context = writeContext(path: [], attachments: attachments, policy: policy)
     // A new ObjectId only when the primary key is not the `_id` (making one reads the clock).
     var id: BSON

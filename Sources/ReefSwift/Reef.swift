@@ -52,9 +52,13 @@ public final class Reef {
   /// The list places the current write transaction changed, held until it ends.
   var changedListPlaces: [ListPlace] = []
   /// The types checked and set up in the file, by class.
-  private var types: [ObjectIdentifier: ObjectSchema] = [:]
+  private var types = ClassTable<ObjectSchema>()
   /// Objects being added, by instance, with their identity (links to them in a cycle).
-  private var adding: [ObjectIdentifier: BSON] = [:]
+  /// The objects being added (a link's target is added while its origin is written): a short
+  /// stack, searched from its top (a dictionary hashed each object added).
+  private var adding: [(object: ObjectIdentifier, identity: BSON)] = []
+  /// Attachments used and emptied, for the next object added.
+  var spareAttachments: [Attachments] = []
   /// Types whose indexes and stored schema are still to be written (used before a write).
   private var pendingSetUp: [ObjectSchema] = []
   /// For an in-memory `Reef`: deletes the file when the last handle of its identifier goes.
@@ -193,7 +197,7 @@ public final class Reef {
     }
     writeTransaction = nil
     pendingError = nil
-    adding = [:]
+    adding = []
     pendingSetUp = []
     newSnapshot()
   }
@@ -440,10 +444,9 @@ public final class Reef {
       newSnapshot()
       return
     }
-    var counts = writeCounts[collection] ?? (0, 0)
-    counts.all += 1
-    if structural { counts.structural += 1 }
-    writeCounts[collection] = counts
+    // One lookup, changed in place.
+    writeCounts[collection, default: (0, 0)].all += 1
+    if structural { writeCounts[collection, default: (0, 0)].structural += 1 }
   }
 
   /// Notes that every state read before may be stale.
@@ -461,9 +464,15 @@ public final class Reef {
   }
 
   /// Objects being added in the current change, with their identities.
-  func identityBeingAdded(_ object: ObjectBase) -> BSON? { adding[ObjectIdentifier(object)] }
-  func beginAdding(_ object: ObjectBase, identity: BSON) { adding[ObjectIdentifier(object)] = identity }
-  func endAdding(_ object: ObjectBase) { adding[ObjectIdentifier(object)] = nil }
+  func identityBeingAdded(_ object: ObjectBase) -> BSON? {
+    let key = ObjectIdentifier(object)
+    return adding.last { $0.object == key }?.identity
+  }
+  func beginAdding(_ object: ObjectBase, identity: BSON) { adding.append((ObjectIdentifier(object), identity)) }
+  func endAdding(_ object: ObjectBase) {
+    let key = ObjectIdentifier(object)
+    if let index = adding.lastIndex(where: { $0.object == key }) { adding.remove(at: index) }
+  }
 
   /// Writes a copy of the file, as of this `Reef`'s latest commit, to `fileURL` (which must not
   /// exist); open it with a configuration of its own.

@@ -87,9 +87,9 @@ final class StorageLayout {
   /// What `ObjectBase.init` needs of each class: its number of `@Persisted` properties and,
   /// once an unmanaged instance was made, its storage layout (copies of the process-wide tables,
   /// read without a lock: one lookup per object constructed).
-  var classes: [ObjectIdentifier: (count: Int, layout: StorageLayout?)] = [:]
+  var classes = ClassTable<(count: Int, layout: StorageLayout?)>()
   /// The schemas discovered, by class (a copy of the process-wide table, read without a lock).
-  var schemas: [ObjectIdentifier: ObjectSchema] = [:]
+  var schemas = ClassTable<ObjectSchema>()
 
   private static let key: pthread_key_t = {
     var key = pthread_key_t()
@@ -250,6 +250,41 @@ final class StorageLayout {
     pthread_setspecific(key, Unmanaged.passRetained(state).toOpaque())
     return state
   }
+}
+
+/// A table by class, for the lookups made for every object constructed or read: the first
+/// classes are found by comparing identities (no hashing), the others in a dictionary.
+struct ClassTable<Value> {
+  private var keys: [ObjectIdentifier] = []
+  private var items: [Value] = []
+  private var more: [ObjectIdentifier: Value] = [:]
+  /// How many classes are compared before the dictionary is used.
+  private static var compared: Int { 16 }
+
+  subscript(key: ObjectIdentifier) -> Value? {
+    get {
+      for index in keys.indices where keys[index] == key { return items[index] }
+      return more.isEmpty ? nil : more[key]
+    }
+    set {
+      if let index = keys.firstIndex(of: key) {
+        if let newValue {
+          items[index] = newValue
+        } else {
+          keys.remove(at: index)
+          items.remove(at: index)
+        }
+      } else if keys.count < Self.compared, let newValue {
+        keys.append(key)
+        items.append(newValue)
+      } else {
+        more[key] = newValue
+      }
+    }
+  }
+
+  /// Every value, in no particular order.
+  var values: [Value] { items + Array(more.values) }
 }
 
 /// The calling thread, for the checks that live objects stay on theirs.
