@@ -121,7 +121,9 @@ public final class Store: @unchecked Sendable {
   /// The options the store was opened with.
   public let options: StoreOptions
   private var mapSize: Int
-  private let lock = Mutex()
+  let lock = Mutex()
+  /// The thread that reads the change feed for observers, once there is one.
+  var changeWatcher: ChangeWatcher?
   private var handles: [String: MDB_dbi] = [:]
   /// This store's open transactions (LMDB can only grow the map when there are none).
   let openTransactions = AtomicCounter()

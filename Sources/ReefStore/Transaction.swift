@@ -25,6 +25,8 @@ public final class Transaction {
   private var lastReadEntry: (name: String, info: CollectionInfo)?
   /// Whether ending the transaction unlocks the store's write lock (``Store/beginWrite()``).
   var ownsWriteLock = false
+  /// The documents this write transaction changed, for the change feed (made at the first).
+  var changeRecorder: ChangeRecorder?
 
   init(store: Store, readOnly: Bool) throws(StoreError) {
     self.store = store
@@ -96,6 +98,16 @@ public final class Transaction {
 
   /// Commits a write transaction: through the commit log when the store has one.
   private func commitWrites(durability: Durability) throws(StoreError) {
+    let changed = changeRecorder.map { !$0.isEmpty } ?? false
+    if changed {
+      do {
+        try writeChangeRecord()
+      } catch {
+        lmdb.abort()
+        throw error
+      }
+    }
+    defer { if changed { store.signalChangeWatcher() } }
     if let log = store.log, lmdb.record != nil {
       do {
         try log.commit(lmdb, durability: durability, environment: store.environment)
@@ -159,6 +171,7 @@ public final class Transaction {
   /// so that the others stay readable.
   func openNamedDatabases() {
     _ = try? database(Transaction.metaName, create: false)
+    _ = try? database(Transaction.changesName, create: false)
     for name in (try? catalogNames()) ?? [] {
       guard let info = try? info(name, create: false, reserved: true) else { continue }
       _ = try? database(info.documentsName, create: false)
@@ -314,6 +327,8 @@ public final class Transaction {
     info.raiseGeneration(to: max(info.generation, replacedGeneration) &+ 1)
     info.changedInTransaction = true
     try save(info)
+    recordReset(name)
+    recordReset(newName)
   }
 
   func save(_ info: CollectionInfo) throws(StoreError) {

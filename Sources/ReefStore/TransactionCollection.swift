@@ -315,6 +315,7 @@ public struct TransactionCollection {
       let primaryKey = KeyEncoding.encode([old["_id"]!])
       try lmdb.delete(documentsDB, primaryKey)
       try removeIndexEntries(old, primaryKey: primaryKey, info: info)
+      transaction.recordChange(name, id: old["_id"]!, old: old, new: nil)
     }
     if !targets.isEmpty { try transaction.noteChange(&info) }
     return targets.count
@@ -333,6 +334,7 @@ public struct TransactionCollection {
       }
     }
     try transaction.removeFromCatalog(name)
+    transaction.recordReset(name)
     return true
   }
 
@@ -446,6 +448,14 @@ public struct TransactionCollection {
   /// first byte is written, so a document that fails leaves the transaction as it was and the
   /// transaction can go on (imports that skip invalid documents rely on this).
   func put(_ document: Document, id: BSON, info: inout CollectionInfo, replacing old: Document?) throws(StoreError) {
+    try write(document, id: id, info: &info, replacing: old)
+    transaction.recordChange(name, id: id, old: old, new: document)
+  }
+
+  /// ``put(_:id:info:replacing:)`` without the change feed's record.
+  private func write(_ document: Document, id: BSON, info: inout CollectionInfo, replacing old: Document?)
+    throws(StoreError)
+  {
     let documentsDB = try transaction.documentsDatabase(info, create: true)!
     if old == nil && info.indexes.isEmpty {
       // A new document without index entries: the duplicate check is the write itself

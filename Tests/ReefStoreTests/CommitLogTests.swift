@@ -460,6 +460,9 @@ import Testing
       let length = Int(UInt32(littleEndian: record.bytes.load(fromByteOffset: 24, as: UInt32.self)))
       #expect(size == CommitRecord.paddedSize(CommitLog.recordHeaderSize + length))
       payload = Array(UnsafeRawBufferPointer(start: record.bytes + CommitLog.recordHeaderSize, count: length))
+      // The change feed's entry for the insert is written at commit, after the record sealed
+      // here by hand: left out, so that this record is the whole transaction.
+      transaction.changeRecorder = nil
     }
     let operations = try #require(describeOperations(payload), "the payload does not decode: \(hexString(payload))")
     #expect(

@@ -1,0 +1,214 @@
+import CLMDB
+@_spi(ReefInternal) import ReefBSON
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// An observation of a store's change feed, made by ``Store/observeChanges(after:_:)``. It lasts
+/// until ``cancel()``; while it lasts, it keeps its store open.
+public final class ChangeObservation: @unchecked Sendable {
+  fileprivate let watcher: ChangeWatcher
+  fileprivate let number: Int
+
+  fileprivate init(watcher: ChangeWatcher, number: Int) {
+    self.watcher = watcher
+    self.number = number
+  }
+
+  /// Stops the observation: its handler is not called again once this returns (unless it is
+  /// running now, on the feed's thread, and this is called from elsewhere: that call ends first).
+  public func cancel() { watcher.remove(number) }
+
+  deinit { cancel() }
+}
+
+extension Store {
+  /// Calls `handler` with the change feed's commits after `sequence` (by default, the feed's
+  /// latest now: only commits to come), in commit order, each commit once: those of this process
+  /// as soon as they commit, those of other processes that opened the same file within a few
+  /// milliseconds.
+  ///
+  /// The handler runs on the feed's own thread, one call at a time; it should hand work to its
+  /// own queue or actor. A batch with ``ChangeBatch/isComplete`` false says commits were missed
+  /// (the observer fell more than ``changeFeedRetention`` commits behind): read everything again.
+  /// - Throws: what reading the feed's sequence number throws.
+  public func observeChanges(after sequence: UInt64? = nil, _ handler: @escaping @Sendable (ChangeBatch) -> Void)
+    throws -> ChangeObservation
+  {
+    let start = try sequence ?? read { try $0.changeSequence() }
+    let watcher = lock.withLock { () -> ChangeWatcher in
+      if let changeWatcher { return changeWatcher }
+      let made = ChangeWatcher(store: self)
+      changeWatcher = made
+      return made
+    }
+    return ChangeObservation(watcher: watcher, number: watcher.add(after: start, handler))
+  }
+
+  /// The commits of the change feed as an asynchronous sequence, from the commit after
+  /// `sequence` (by default, the next one); it ends when the task iterating it is cancelled.
+  public func changeBatches(after sequence: UInt64? = nil) throws -> AsyncStream<ChangeBatch> {
+    let (stream, continuation) = AsyncStream<ChangeBatch>.makeStream(bufferingPolicy: .unbounded)
+    let observation = try observeChanges(after: sequence) { batch in continuation.yield(batch) }
+    continuation.onTermination = { _ in observation.cancel() }
+    return stream
+  }
+
+  /// Wakes the feed's thread after a commit of this process.
+  func signalChangeWatcher() {
+    lock.withLock { changeWatcher }?.signal()
+  }
+}
+
+/// The thread that reads a store's change feed for its observers: woken by this process's
+/// commits, and every few milliseconds to look for other processes' (LMDB's last transaction
+/// number, read without a transaction, tells whether anything committed).
+final class ChangeWatcher: @unchecked Sendable {
+  /// Unowned: the store holds its watcher; the thread holds the store while it runs.
+  private unowned let store: Store
+  private var mutex = pthread_mutex_t()
+  private var condition = pthread_cond_t()
+  private var observers: [(number: Int, after: UInt64, handler: @Sendable (ChangeBatch) -> Void)] = []
+  private var nextNumber = 0
+  private var signaled = false
+  private var running = false
+  /// The observer whose handler runs now, and the thread running it.
+  private var delivering: Int?
+  /// How long the thread sleeps when nothing signals it.
+  static let pollInterval = 0.005
+
+  init(store: Store) {
+    self.store = store
+    pthread_mutex_init(&mutex, nil)
+    #if canImport(Glibc)
+      var attributes = pthread_condattr_t()
+      pthread_condattr_init(&attributes)
+      pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+      pthread_cond_init(&condition, &attributes)
+      pthread_condattr_destroy(&attributes)
+    #else
+      pthread_cond_init(&condition, nil)
+    #endif
+  }
+
+  deinit {
+    pthread_cond_destroy(&condition)
+    pthread_mutex_destroy(&mutex)
+  }
+
+  func add(after sequence: UInt64, _ handler: @escaping @Sendable (ChangeBatch) -> Void) -> Int {
+    pthread_mutex_lock(&mutex)
+    defer { pthread_mutex_unlock(&mutex) }
+    nextNumber += 1
+    observers.append((nextNumber, sequence, handler))
+    signaled = true
+    if !running {
+      running = true
+      // The thread holds the store (and this watcher) until the last observer goes.
+      let store = self.store
+      if startThread({ [self] in withExtendedLifetime(store) { run() } }) == nil { running = false }
+    }
+    pthread_cond_broadcast(&condition)
+    return nextNumber
+  }
+
+  func remove(_ number: Int) {
+    pthread_mutex_lock(&mutex)
+    observers.removeAll { $0.number == number }
+    pthread_cond_broadcast(&condition)
+    // Waits for a handler of this observer that runs now, unless this is that handler.
+    let onWatcher = watcherThread.map { pthread_equal(pthread_self(), $0) != 0 } ?? false
+    while delivering == number && !onWatcher {
+      pthread_cond_wait(&condition, &mutex)
+    }
+    pthread_mutex_unlock(&mutex)
+  }
+
+  /// The thread delivering, while it runs.
+  private var watcherThread: pthread_t?
+
+  func signal() {
+    pthread_mutex_lock(&mutex)
+    signaled = true
+    pthread_cond_broadcast(&condition)
+    pthread_mutex_unlock(&mutex)
+  }
+
+  /// LMDB's last committed transaction number.
+  private func lastTransaction() -> Int {
+    var info = MDB_envinfo()
+    mdb_env_info(store.environment, &info)
+    return Int(info.me_last_txnid)
+  }
+
+  private func run() {
+    var seen = -1
+    pthread_mutex_lock(&mutex)
+    watcherThread = pthread_self()
+    pthread_mutex_unlock(&mutex)
+    while true {
+      pthread_mutex_lock(&mutex)
+      if observers.isEmpty {
+        running = false
+        watcherThread = nil
+        pthread_mutex_unlock(&mutex)
+        return
+      }
+      if !signaled {
+        var deadline = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &deadline)
+        let nanoseconds = Int(deadline.tv_nsec) + Int(ChangeWatcher.pollInterval * 1e9)
+        deadline.tv_sec += nanoseconds / 1_000_000_000
+        deadline.tv_nsec = nanoseconds % 1_000_000_000
+        #if canImport(Glibc)
+          pthread_cond_timedwait(&condition, &mutex, &deadline)
+        #else
+          // Darwin's condition variables wait on the wall clock.
+          var relative = timespec(tv_sec: 0, tv_nsec: Int(ChangeWatcher.pollInterval * 1e9))
+          pthread_cond_timedwait_relative_np(&condition, &mutex, &relative)
+        #endif
+      }
+      let wasSignaled = signaled
+      signaled = false
+      let waiting = observers.map { (number: $0.number, after: $0.after) }
+      pthread_mutex_unlock(&mutex)
+      if waiting.isEmpty { continue }
+      let last = lastTransaction()
+      if !wasSignaled && last == seen { continue }
+      seen = last
+      // One read transaction for every observer: they see the same snapshot.
+      var batches: [(number: Int, batch: ChangeBatch)] = []
+      do {
+        try store.read { transaction in
+          for observer in waiting {
+            let batch = try transaction.changes(after: observer.after)
+            if !batch.commits.isEmpty || !batch.isComplete { batches.append((observer.number, batch)) }
+          }
+        }
+      } catch {
+        // A feed that cannot be read now (the store is closing, a damaged entry) is read again
+        // at the next wake; nothing is delivered out of order.
+        continue
+      }
+      for (number, batch) in batches {
+        pthread_mutex_lock(&mutex)
+        guard let index = observers.firstIndex(where: { $0.number == number }) else {
+          pthread_mutex_unlock(&mutex)
+          continue
+        }
+        let handler = observers[index].handler
+        observers[index].after = batch.latest
+        delivering = number
+        pthread_mutex_unlock(&mutex)
+        handler(batch)
+        pthread_mutex_lock(&mutex)
+        delivering = nil
+        pthread_cond_broadcast(&condition)
+        pthread_mutex_unlock(&mutex)
+      }
+    }
+  }
+}
