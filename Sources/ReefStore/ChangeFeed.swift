@@ -82,26 +82,55 @@ final class ChangeRecorder {
   /// The net change of each document, by collection and `_id`'s key encoding, in first-change
   /// order.
   private var entries: [DocumentChange?] = []
-  private var positions: [String: [[UInt8]: Int]] = [:]
-  private var counts: [String: Int] = [:]
+  /// Per collection: where each document's change is in ``entries``, by its `_id` (numbers
+  /// made one type, so that 1 and 1.0 name one document, as in the store's keys).
+  private final class Positions {
+    var byID: [BSON: Int] = [:]
+  }
+  private var positions: [String: Positions] = [:]
+  /// The collection recorded last, so that a loop of writes into one collection looks it up
+  /// once.
+  private var last: (name: String, positions: Positions)?
   private(set) var resets: [String] = []
 
-  var isEmpty: Bool { resets.isEmpty && counts.isEmpty }
+  var isEmpty: Bool { resets.isEmpty && positions.isEmpty }
 
   func reset(_ collection: String) {
     guard !collection.hasPrefix("__") else { return }
     if !resets.contains(collection) { resets.append(collection) }
     if let known = positions.removeValue(forKey: collection) {
-      for position in known.values { entries[position] = nil }
+      for position in known.byID.values { entries[position] = nil }
     }
-    counts[collection] = nil
+    if last?.name == collection { last = nil }
+  }
+
+  /// The key of an `_id` in ``Positions``: numbers that are equal are one key.
+  private static func key(_ id: BSON) -> BSON {
+    switch id {
+    case .int32(let value): return .int64(Int64(value))
+    case .double(let value) where value == value.rounded() && abs(value) < 9.2e18: return .int64(Int64(value))
+    case .decimal128: return .binary(Binary(subtype: .generic, data: KeyEncoding.encode([id])))
+    default: return id
+    }
   }
 
   /// Records that `old` (nil for a new document) became `new` (nil for a deleted one).
   func record(_ collection: String, id: BSON, old: Document?, new: Document?) {
-    guard !collection.hasPrefix("__"), !resets.contains(collection) else { return }
-    let key = KeyEncoding.encode([id])
-    if let position = positions[collection]?[key], let previous = entries[position] {
+    let table: Positions
+    if let last, last.name == collection {
+      table = last.positions
+    } else {
+      guard !collection.hasPrefix("__"), !resets.contains(collection) else { return }
+      if let known = positions[collection] {
+        table = known
+      } else {
+        table = Positions()
+        positions[collection] = table
+      }
+      last = (collection, table)
+    }
+    let key = ChangeRecorder.key(id)
+    if let position = table.byID[key], let previous = entries[position] {
       // A document changed twice in one commit: its net change.
       switch (previous.kind, new) {
       case (.inserted, nil): entries[position] = nil
@@ -120,12 +149,10 @@ final class ChangeRecorder {
       }
       return
     }
-    let count = (counts[collection] ?? 0) + 1
-    if count > Store.changeFeedDocumentLimit {
+    if table.byID.count >= Store.changeFeedDocumentLimit {
       reset(collection)
       return
     }
-    counts[collection] = count
     let change: DocumentChange
     switch (old, new) {
     case (nil, _): change = DocumentChange(collection: collection, id: id, kind: .inserted)
@@ -134,7 +161,7 @@ final class ChangeRecorder {
       change = DocumentChange(
         collection: collection, id: id, kind: .modified, fields: ChangeRecorder.changedPaths(old, new))
     }
-    positions[collection, default: [:]][key] = entries.count
+    table.byID[key] = entries.count
     entries.append(change)
   }
 
@@ -238,6 +265,13 @@ public struct ChangeBatch: Sendable {
   public var isComplete: Bool
   /// The feed's last sequence number in the snapshot read.
   public var latest: UInt64
+
+  /// A batch of commits.
+  public init(commits: [CommitChanges], isComplete: Bool, latest: UInt64) {
+    self.commits = commits
+    self.isComplete = isComplete
+    self.latest = latest
+  }
 }
 
 extension Transaction {
