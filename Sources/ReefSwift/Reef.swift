@@ -61,6 +61,16 @@ public final class Reef {
   var spareAttachments: [Attachments] = []
   /// Types whose indexes and stored schema are still to be written (used before a write).
   private var pendingSetUp: [ObjectSchema] = []
+  /// The notification blocks registered, in order (see `Notifications.swift`).
+  var observers: [ReefObserver] = []
+  var nextObserverID = 0
+  /// The change feed's sequence number the observers last saw (nil without observers).
+  var feedSequence: UInt64?
+  /// Whether observers are being told of changes (a block that writes or refreshes does not
+  /// start another round).
+  var isDelivering = false
+  /// The observers `write(withoutNotifying:)` keeps silent.
+  var silencedObservers: Set<Int> = []
   /// For an in-memory `Reef`: deletes the file when the last handle of its identifier goes.
   private let memoryFile: MemoryFile?
 
@@ -176,6 +186,7 @@ public final class Reef {
     epochsBeforeWrite = [:]
     endListPlaceChanges(rollBack: false)
     newSnapshot()
+    deliverNotifications()
   }
 
   /// Gives the places of embedded objects their state from before the write transaction: an
@@ -232,6 +243,7 @@ public final class Reef {
     readTransaction?.end()
     readTransaction = nil
     newSnapshot()
+    deliverNotifications()
     return true
   }
 

@@ -201,7 +201,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     }
   }
 
-  private func fetchIDs() throws(ReefError) -> [BSON] {
+  func fetchIDs() throws(ReefError) -> [BSON] {
     let version = currentVersion
     if snapshot.version == version { return snapshot.ids }
     let next = try documentStream()

@@ -1,0 +1,347 @@
+import ReefBSON
+import ReefStore
+
+/// The registration of a notification block; notifications stop when it is invalidated or
+/// released: keep it for as long as you want them.
+public final class NotificationToken {
+  private weak var reef: Reef?
+  let id: Int
+
+  init(reef: Reef?, id: Int) {
+    self.reef = reef
+    self.id = id
+  }
+
+  /// Stops the notifications (from the `Reef`'s thread).
+  public func invalidate() {
+    reef?.removeObserver(id)
+    reef = nil
+  }
+
+  deinit { reef?.removeObserver(id) }
+}
+
+extension Reef {
+  /// What a `Reef`-level notification block is told: Realm's `Realm.Notification`.
+  public enum Notification: String, Sendable {
+    /// The `Reef` shows new data: a write of its own, or another's it refreshed to.
+    case didChange
+    /// Kept for Realm's API; a `Reef` refreshes itself when it writes or ``refresh()``es.
+    case refreshRequired
+  }
+
+  /// A block called when the `Reef` shows new data.
+  public typealias NotificationBlock = (_ notification: Notification, _ reef: Reef) -> Void
+
+  /// Calls `block` (on this thread) after each write of this `Reef` commits, and when
+  /// ``refresh()`` shows commits of other `Reef`s, threads or processes.
+  public func observe(_ block: @escaping NotificationBlock) -> NotificationToken {
+    addObserver { reef, _, silent in
+      if !silent { block(.didChange, reef) }
+    }
+  }
+
+  /// ``write(_:)``, without calling the blocks of `tokens` for this write's changes (their
+  /// results and objects take them in silently, as Realm's `write(withoutNotifying:)`).
+  @discardableResult
+  public func write<Result>(withoutNotifying tokens: [NotificationToken], _ block: () throws -> Result) throws
+    -> Result
+  {
+    silencedObservers = Set(tokens.map(\.id))
+    defer { silencedObservers = [] }
+    return try write(block)
+  }
+
+  // MARK: Observers
+
+  /// Registers an observer: called with each batch of the change feed this `Reef` moves past,
+  /// and whether its block is to stay silent.
+  func addObserver(_ notify: @escaping (Reef, ChangeBatch, _ silent: Bool) -> Void) -> NotificationToken {
+    checkThread()
+    if feedSequence == nil { feedSequence = (try? transaction().changeSequence()) ?? 0 }
+    nextObserverID += 1
+    observers.append(ReefObserver(id: nextObserverID, notify: notify))
+    return NotificationToken(reef: self, id: nextObserverID)
+  }
+
+  func removeObserver(_ id: Int) {
+    observers.removeAll { $0.id == id }
+    if observers.isEmpty { feedSequence = nil }
+  }
+
+  /// Tells the observers what the commits between the state they last saw and the `Reef`'s
+  /// current one changed (after a commit of this `Reef`, or a refresh).
+  func deliverNotifications() {
+    guard !observers.isEmpty, !isInWriteTransaction, !isDelivering, let after = feedSequence else { return }
+    isDelivering = true
+    defer { isDelivering = false }
+    let batch: ChangeBatch
+    do {
+      batch = try transaction().changes(after: after)
+    } catch {
+      // The feed cannot be read: everything may have changed.
+      batch = ChangeBatch(commits: [], isComplete: false, latest: after)
+    }
+    feedSequence = batch.latest
+    if batch.commits.isEmpty && batch.isComplete { return }
+    let silenced = silencedObservers
+    for observer in observers {
+      // An observer removed by an earlier block is not called.
+      guard observers.contains(where: { $0 === observer }) else { continue }
+      observer.notify(self, batch, silenced.contains(observer.id))
+    }
+  }
+}
+
+/// One registered notification block.
+final class ReefObserver {
+  let id: Int
+  let notify: (Reef, ChangeBatch, _ silent: Bool) -> Void
+  init(id: Int, notify: @escaping (Reef, ChangeBatch, _ silent: Bool) -> Void) {
+    self.id = id
+    self.notify = notify
+  }
+}
+
+// MARK: Collections
+
+/// What changed in a collection since its last notification: Realm's `RealmCollectionChange`.
+public enum ReefCollectionChange<CollectionType> {
+  /// The collection as it was when the block was registered.
+  case initial(CollectionType)
+  /// The collection changed: `deletions` are indices in the previous version, `insertions`
+  /// indices in the new one, `modifications` indices in the previous version of objects that
+  /// changed and stayed in place (as UIKit's batch updates take them). An object that moved
+  /// (through a sort) is a deletion and an insertion. Each list is sorted ascending.
+  case update(CollectionType, deletions: [Int], insertions: [Int], modifications: [Int])
+  /// The collection could not be read again (its query failed).
+  case error(any Error)
+}
+
+extension Results {
+  /// Calls `block` with `.initial` now, then with `.update` after each commit that changed
+  /// the results (objects in or out, moved through the sort, or modified), when this `Reef`
+  /// writes or ``Reef/refresh()``es. `keyPaths` (property names, or paths into embedded objects
+  /// such as `address.city`) limit the modifications reported to changes of those values.
+  ///
+  /// Inserts, deletes and moves are exact; a modification is reported for an object whose own
+  /// document changed (a change in a linked object is not).
+  public func observe(
+    keyPaths: [String]? = nil, _ block: @escaping (ReefCollectionChange<Results<Element>>) -> Void
+  ) -> NotificationToken {
+    reef.checkThread()
+    precondition(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+    let results = self
+    var ids: [BSON]
+    do {
+      ids = try fetchIDs()
+    } catch {
+      block(.error(error))
+      return NotificationToken(reef: nil, id: 0)
+    }
+    block(.initial(self))
+    let collection = schema.className
+    let paths = keyPaths.map { $0.map { ChangePaths.stored($0, schema: schema) } }
+    // Results through links depend on other collections: any commit reruns them.
+    let linked = schema.properties.contains { $0.isLink }
+    return reef.addObserver { _, batch, silent in
+      let touched = !batch.isComplete || linked || batch.commits.contains { $0.touches(collection) }
+      guard touched else { return }
+      let newIDs: [BSON]
+      do {
+        newIDs = try results.fetchIDs()
+      } catch {
+        if !silent { block(.error(error)) }
+        return
+      }
+      let modified = ChangePaths.modifiedIDs(in: collection, batch: batch, paths: paths)
+      let change = CollectionDiff(old: ids, new: newIDs, modified: modified)
+      ids = newIDs
+      guard !silent, !change.isEmpty else { return }
+      block(
+        .update(
+          results, deletions: change.deletions, insertions: change.insertions, modifications: change.modifications)
+      )
+    }
+  }
+}
+
+/// Which documents of a collection a batch modified, as far as some paths go.
+enum ChangePaths {
+  /// The stored path for a key path of Swift names (`address.city`, mapped names too).
+  static func stored(_ keyPath: String, schema: ObjectSchema) -> String {
+    let parts = keyPath.split(separator: ".", maxSplits: 1).map(String.init)
+    guard let property = schema.property(named: parts[0]) else { return keyPath }
+    return parts.count == 1 ? property.columnName : property.columnName + "." + parts[1]
+  }
+
+  /// Whether a change of the stored path `changed` concerns `path`: one is the other or
+  /// inside it.
+  static func overlaps(_ changed: String, _ path: String) -> Bool {
+    changed == path || changed.hasPrefix(path + ".") || path.hasPrefix(changed + ".")
+  }
+
+  /// The `_id`s modified in `collection` (nil: unknown, every object may have changed).
+  static func modifiedIDs(in collection: String, batch: ChangeBatch, paths: [String]?) -> Set<BSON>? {
+    guard batch.isComplete, !batch.commits.contains(where: { $0.resetCollections.contains(collection) }) else {
+      return nil
+    }
+    var ids: Set<BSON> = []
+    for commit in batch.commits {
+      for change in commit.changes where change.collection == collection && change.kind == .modified {
+        if let paths, !change.fields.isEmpty,
+          !change.fields.contains(where: { field in paths.contains { overlaps(field, $0) } })
+        {
+          continue
+        }
+        ids.insert(change.id)
+      }
+    }
+    return ids
+  }
+}
+
+/// The difference between two orders of `_id`s, as collection notifications report it.
+struct CollectionDiff {
+  var deletions: [Int] = []
+  var insertions: [Int] = []
+  var modifications: [Int] = []
+
+  var isEmpty: Bool { deletions.isEmpty && insertions.isEmpty && modifications.isEmpty }
+
+  /// `modified` holds the `_id`s whose documents changed (nil: all of them may have).
+  init(old: [BSON], new: [BSON], modified: Set<BSON>?) {
+    var oldIndex: [BSON: Int] = [:]
+    for (index, id) in old.enumerated() where oldIndex[id] == nil { oldIndex[id] = index }
+    var newIndex: [BSON: Int] = [:]
+    for (index, id) in new.enumerated() where newIndex[id] == nil { newIndex[id] = index }
+    for (index, id) in old.enumerated() where newIndex[id] == nil { deletions.append(index) }
+    for (index, id) in new.enumerated() where oldIndex[id] == nil { insertions.append(index) }
+    // The objects in both, in the new order, with their old positions: those on a longest
+    // increasing run of old positions stayed; the others moved.
+    let common = new.enumerated().compactMap { index, id in oldIndex[id].map { (new: index, old: $0, id: id) } }
+    let stayed = CollectionDiff.longestIncreasing(common.map(\.old))
+    for (position, item) in common.enumerated() {
+      if stayed.contains(position) {
+        if modified?.contains(item.id) ?? true { modifications.append(item.old) }
+      } else {
+        deletions.append(item.old)
+        insertions.append(item.new)
+      }
+    }
+    deletions.sort()
+    insertions.sort()
+    modifications.sort()
+  }
+
+  /// The positions in `values` of a longest strictly increasing subsequence (patience sorting,
+  /// O(n log n)).
+  static func longestIncreasing(_ values: [Int]) -> Set<Int> {
+    var tails: [Int] = []  // positions in `values`
+    var previous = [Int](repeating: -1, count: values.count)
+    for (position, value) in values.enumerated() {
+      var low = 0
+      var high = tails.count
+      while low < high {
+        let middle = (low + high) / 2
+        if values[tails[middle]] < value { low = middle + 1 } else { high = middle }
+      }
+      if low > 0 { previous[position] = tails[low - 1] }
+      if low == tails.count { tails.append(position) } else { tails[low] = position }
+    }
+    var result: Set<Int> = []
+    var position = tails.last ?? -1
+    while position >= 0 {
+      result.insert(position)
+      position = previous[position]
+    }
+    return result
+  }
+}
+
+// MARK: Objects
+
+/// A property's change, in an object notification: Realm's `PropertyChange`.
+public struct PropertyChange {
+  /// The property's name.
+  public let name: String
+  /// Its value before the change, for a property of a scalar type (nil for lists, sets, maps,
+  /// links and embedded objects, whose old state is not kept).
+  public let oldValue: Any?
+  /// Its value now.
+  public let newValue: Any?
+}
+
+/// What happened to an observed object: Realm's `ObjectChange`.
+public enum ObjectChange<T: ObjectBase> {
+  /// The object could not be read.
+  case error(any Error)
+  /// Properties of the object changed (for an embedded object's property, the property of the
+  /// object observed that holds it: `address` when `address.city` changed).
+  case change(T, [PropertyChange])
+  /// The object was deleted (or, for an embedded object, its parent, or it was replaced); no
+  /// further notification comes.
+  case deleted
+}
+
+/// Objects that can be observed (every `Object` and `EmbeddedObject`), so that the block's
+/// object has the observed object's own type.
+public protocol _ObjectObservable: AnyObject {}
+extension ObjectBase: _ObjectObservable {}
+
+extension _ObjectObservable where Self: ObjectBase {
+  /// Calls `block` after each commit that changed this managed object (`.change` with the
+  /// properties that changed) or deleted it (`.deleted`), when its `Reef` writes or
+  /// ``Reef/refresh()``es. `keyPaths` (property names, or paths into embedded objects such as
+  /// `address.city`) limit the notifications to changes of those values.
+  public func observe(keyPaths: [String]? = nil, _ block: @escaping (ObjectChange<Self>) -> Void)
+    -> NotificationToken
+  {
+    guard let managed = _managed else {
+      preconditionFailure("Only objects which are managed by a Reef support change notifications")
+    }
+    let reef = managed.reef
+    reef.checkThread()
+    precondition(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+    guard var old = managed.currentDocument() else {
+      block(.deleted)
+      return NotificationToken(reef: nil, id: 0)
+    }
+    let schema = managed.schema
+    let top = managed.top
+    let paths = keyPaths.map { $0.map { ChangePaths.stored($0, schema: schema) } }
+    var ended = false
+    return reef.addObserver { reef, batch, silent in
+      guard !ended else { return }
+      let touched =
+        !batch.isComplete
+        || batch.commits.contains { commit in
+          commit.resetCollections.contains(top.schema.className)
+            || commit.changes.contains { $0.collection == top.schema.className && $0.id == top.id }
+        }
+      guard touched else { return }
+      guard let new = managed.currentDocument() else {
+        ended = true
+        if !silent { block(.deleted) }
+        return
+      }
+      var changes: [PropertyChange] = []
+      for property in schema.properties where property.shape.isStored {
+        let column = property.columnName
+        let watched = paths.map { $0.filter { ChangePaths.overlaps(column, $0) } }
+        if let watched, watched.isEmpty { continue }
+        // The property's value, or only the watched paths inside it.
+        let compared = watched?.map { $0.count > column.count ? $0 : column } ?? [column]
+        guard compared.contains(where: { old[$0] != new[$0] }) else { continue }
+        let scalar = !property.isArray && !property.isSet && !property.isMap && property.objectClass == nil
+        let oldValue: Any? =
+          scalar
+          ? property.codec.get(ManagedObject(reef: reef, schema: schema, id: managed.id, document: old), property) : nil
+        changes.append(PropertyChange(name: property.name, oldValue: oldValue, newValue: self[property.name]))
+      }
+      old = new
+      guard !silent, !changes.isEmpty else { return }
+      block(.change(self, changes))
+    }
+  }
+}
