@@ -1,4 +1,5 @@
 // The README's tour, compiled and run by `swift run ReefTour`; keep the two in step.
+import Dispatch
 import ReefBSON
 import ReefQuery
 import ReefStore
@@ -153,6 +154,18 @@ try store.write { transaction in
   try contactsInTransaction.deleteOne(Document(extendedJSON: #"{"_id": 2}"#))
 }
 print(try contacts.find(predicate: "address.city == 'Milan'").count())  // 1
+
+// The change feed: what each commit changed, for every process that has the store open.
+let lastCommit = try store.read { try $0.changes(after: 1) }.commits[0]
+print(lastCommit.sequence, lastCommit.changes)  // 2 [contacts 3 modified [address.city], contacts 2 deleted]
+let delivered = DispatchSemaphore(value: 0)
+let observation = try store.observeChanges { batch in
+  for commit in batch.commits { print("commit \(commit.sequence):", commit.changes) }
+  delivered.signal()
+}
+try contacts.insert(Document(extendedJSON: #"{"_id": 4, "name": "Dr. Nick"}"#))
+delivered.wait()  // commit 3: [contacts 4 inserted]
+observation.cancel()
 
 // Codable values over the same collections.
 let businesses = store.collection("businesses", as: Business.self)

@@ -8,11 +8,11 @@ import Testing
       .deletingLastPathComponent()
     let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
     let example = try String(contentsOf: root.appendingPathComponent("Examples/Tour/main.swift"), encoding: .utf8)
-    let start = try #require(readme.range(of: "```swift\nimport ReefBSON"))
+    let start = try #require(readme.range(of: "```swift\nimport Dispatch"))
     let rest = readme[start.upperBound...]
     let end = try #require(rest.range(of: "```\n"))
-    let tour = "import ReefBSON" + rest[..<end.lowerBound]
-    let code = try #require(example.range(of: "import ReefBSON"))
+    let tour = "import Dispatch" + rest[..<end.lowerBound]
+    let code = try #require(example.range(of: "import Dispatch"))
     #expect(
       tour.trimmingCharacters(in: .whitespacesAndNewlines)
         == example[code.lowerBound...].trimmingCharacters(in: .whitespacesAndNewlines))
