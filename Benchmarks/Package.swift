@@ -80,5 +80,10 @@ let package = Package(
         "BenchSupport", .product(name: "ReefBSON", package: "Reef"), .product(name: "ReefStore", package: "Reef"),
       ],
       swiftSettings: [.swiftLanguageMode(.v5)]),
+    // Not a benchmark of the harness: the change feed's latency from a commit to its delivery,
+    // in the same process and from another (issue 15), as percentiles.
+    .executableTarget(
+      name: "ReefFeedLatency",
+      dependencies: [.product(name: "ReefBSON", package: "Reef"), .product(name: "ReefStore", package: "Reef")]),
   ]
 )
