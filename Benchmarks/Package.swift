@@ -84,6 +84,7 @@ let package = Package(
     // in the same process and from another (issue 15), as percentiles.
     .executableTarget(
       name: "ReefFeedLatency",
-      dependencies: [.product(name: "ReefBSON", package: "Reef"), .product(name: "ReefStore", package: "Reef")]),
+      dependencies: [.product(name: "ReefBSON", package: "Reef"), .product(name: "ReefStore", package: "Reef")],
+      swiftSettings: [.swiftLanguageMode(.v5)]),
   ]
 )

@@ -131,8 +131,8 @@ do {
   posix_spawn_file_actions_init(&actions)
   posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
   posix_spawn_file_actions_addclose(&actions, pipeEnds[0])
-  var argv: [UnsafeMutablePointer<CChar>?] =
-    [arguments[0], "--writer", path, String(count)].map { strdup($0) } + [nil]
+  let writerArguments: [String] = [arguments[0], "--writer", path, String(count)]
+  var argv: [UnsafeMutablePointer<CChar>?] = writerArguments.map { strdup($0) } + [nil]
   var pid = pid_t()
   let spawned = posix_spawn(&pid, arguments[0], &actions, nil, &argv, environ)
   posix_spawn_file_actions_destroy(&actions)
