@@ -33,7 +33,8 @@ extension Store {
   ///
   /// The handler runs on the feed's own thread, one call at a time; it should hand work to its
   /// own queue or actor. A batch with ``ChangeBatch/isComplete`` false says commits were missed
-  /// (the observer fell more than ``changeFeedRetention`` commits behind): read everything again.
+  /// (the observer fell more than ``changeFeedRetention`` commits behind, or an entry of the feed
+  /// in its range is damaged): read everything again.
   /// - Throws: what reading the feed's sequence number throws.
   public func observeChanges(after sequence: UInt64? = nil, _ handler: @escaping @Sendable (ChangeBatch) -> Void)
     throws -> ChangeObservation
@@ -144,6 +145,20 @@ final class ChangeWatcher: @unchecked Sendable {
     return Int(info.me_last_txnid)
   }
 
+  /// The feed's commits after `sequence`; for a damaged entry among them, an incomplete batch
+  /// (what those commits changed is unknown: the observer reads everything again, and the
+  /// other observers go on).
+  private static func changes(in transaction: Transaction, after sequence: UInt64) throws(StoreError)
+    -> ChangeBatch
+  {
+    do {
+      return try transaction.changes(after: sequence)
+    } catch {
+      guard error.kind == .corrupt else { throw error }
+      return ChangeBatch(commits: [], isComplete: false, latest: try transaction.changeSequence())
+    }
+  }
+
   private func run() {
     var seen = -1
     pthread_mutex_lock(&mutex)
@@ -184,13 +199,13 @@ final class ChangeWatcher: @unchecked Sendable {
       do {
         try store.read { transaction in
           for observer in waiting {
-            let batch = try transaction.changes(after: observer.after)
+            let batch = try ChangeWatcher.changes(in: transaction, after: observer.after)
             if !batch.commits.isEmpty || !batch.isComplete { batches.append((observer.number, batch)) }
           }
         }
       } catch {
-        // A feed that cannot be read now (the store is closing, a damaged entry) is read again
-        // at the next wake; nothing is delivered out of order.
+        // A feed that cannot be read now (the store is closing) is read again at the next
+        // wake; nothing is delivered out of order.
         continue
       }
       for (number, batch) in batches {

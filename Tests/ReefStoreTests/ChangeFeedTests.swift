@@ -242,3 +242,29 @@ func waitForProcess(_ pid: pid_t) throws -> Int32 {
   let signal = status & 0x7f
   return signal == 0 ? (status >> 8) & 0xff : 128 + signal
 }
+
+extension ChangeFeedTests {
+  /// A damaged entry of the feed tells the observers whose range holds it to read everything
+  /// again, and holds back no other observer.
+  @Test func aDamagedEntryStopsNoObserver() throws {
+    let temporary = try TemporaryStore()
+    let store = temporary.store
+    _ = try store.write { try $0.collection("c").insert(["_id": 1]) }
+    try store.write { transaction in
+      let changesDB = try #require(try transaction.database(Transaction.changesName, create: false))
+      _ = try transaction.lmdb.put(changesDB, Transaction.feedKey(1), [1, 2, 3])
+    }
+    #expect(throws: StoreError.self) { _ = try changes(store) }
+    let behind = Collected()
+    let current = Collected()
+    let first = try store.observeChanges(after: 0) { behind.add($0) }
+    defer { first.cancel() }
+    let second = try store.observeChanges { current.add($0) }
+    defer { second.cancel() }
+    _ = try store.write { try $0.collection("c").insert(["_id": 2]) }
+    #expect(current.waitFor { $0.last?.latest == 2 })
+    #expect(current.batches.flatMap(\.commits).map(\.sequence) == [2])
+    #expect(behind.waitFor { $0.last?.latest == 2 })
+    #expect(behind.batches.first?.isComplete == false)
+  }
+}
