@@ -193,7 +193,6 @@ final class ChangeWatcher: @unchecked Sendable {
       if waiting.isEmpty { continue }
       let last = lastTransaction()
       if !wasSignaled && last == seen { continue }
-      seen = last
       // One read transaction for every observer: they see the same snapshot.
       var batches: [(number: Int, batch: ChangeBatch)] = []
       do {
@@ -204,10 +203,12 @@ final class ChangeWatcher: @unchecked Sendable {
           }
         }
       } catch {
-        // A feed that cannot be read now (the store is closing) is read again at the next
-        // wake; nothing is delivered out of order.
+        // A feed that cannot be read now (no reader slot free, the store is closing) is read
+        // again at the next wake, the next poll included (`seen` is left as it was); nothing is
+        // delivered out of order.
         continue
       }
+      seen = last
       for (number, batch) in batches {
         pthread_mutex_lock(&mutex)
         guard let index = observers.firstIndex(where: { $0.number == number }) else {

@@ -268,3 +268,26 @@ extension ChangeFeedTests {
     #expect(behind.batches.first?.isComplete == false)
   }
 }
+
+extension ChangeFeedTests {
+  /// A read of the feed that fails (no reader slot free) is tried again at the next wake, not
+  /// only after the next commit.
+  @Test func aFailedReadOfTheFeedIsTriedAgain() throws {
+    let temporary = try TemporaryStore(options: StoreOptions(maximumReaders: 4))
+    let store = temporary.store
+    _ = try store.write { try $0.collection("c").insert(["_id": 1]) }
+    let seen = Collected()
+    let observation = try store.observeChanges { seen.add($0) }
+    defer { observation.cancel() }
+    usleep(50_000)
+    // Every reader slot taken: the watcher's read after the commit fails.
+    var readers: [Transaction] = []
+    while let reader = try? store.beginRead() { readers.append(reader) }
+    _ = try store.write { try $0.collection("c").insert(["_id": 2]) }
+    usleep(50_000)
+    #expect(seen.batches.isEmpty)
+    for reader in readers { try reader.commit() }
+    readers = []
+    #expect(seen.waitFor { $0.last?.latest == 2 })
+  }
+}
