@@ -60,8 +60,8 @@ public struct CommitChanges: Sendable, Hashable {
   /// net change: inserted then modified is inserted, inserted then deleted is not listed).
   public var changes: [DocumentChange]
   /// Collections changed too much for their documents to be listed (more than
-  /// ``Store/changeFeedDocumentLimit`` documents in one commit, a dropped collection, an import,
-  /// a rename): an observer reads them again. Their documents are not in ``changes``.
+  /// ``Store/changeFeedDocumentLimit`` documents in one commit, a commit whose list would pass
+  /// 16 MiB, a dropped collection, an import, a rename): an observer reads them again. Their documents are not in ``changes``.
   public var resetCollections: [String]
 
   /// Describes a commit's changes.
@@ -157,6 +157,15 @@ final class ChangeRecorder {
     return builder.document
   }
 
+  /// The record, or, when it would be larger than `limit` bytes (too large to read back as a
+  /// document), one that resets every collection it lists instead.
+  func document(limit: Int) -> Document {
+    let full = document()
+    guard full.byteCount > limit else { return full }
+    for case let change? in entries { reset(change.collection) }
+    return document()
+  }
+
   /// The record read back.
   static func commitChanges(_ document: Document, sequence: UInt64) -> CommitChanges {
     var changes: [DocumentChange] = []
@@ -223,6 +232,11 @@ extension Store {
   /// name instead of every `_id`.
   public static let changeFeedDocumentLimit = 10_000
 
+  /// The largest record of a commit in the feed, in bytes: a larger one (many documents with
+  /// many changed fields, in collections under ``changeFeedDocumentLimit``) resets its
+  /// collections instead, as documents larger than 16 MiB cannot be read back.
+  static let changeFeedRecordLimit = 16 << 20
+
   /// How many commits the change feed keeps: an observer further behind is told to read
   /// everything again (``ChangeBatch/isComplete`` is false).
   public static let changeFeedRetention: UInt64 = 1_024
@@ -270,7 +284,8 @@ extension Transaction {
     sequence &+= 1
     try lmdb.put(metaDB, Transaction.sequenceKey, withUnsafeBytes(of: sequence.littleEndian) { Array($0) })
     let changesDB = try database(Transaction.changesName, create: true)!
-    try lmdb.put(changesDB, Transaction.feedKey(sequence), recorder.document().bytes)
+    try lmdb.put(
+      changesDB, Transaction.feedKey(sequence), recorder.document(limit: Store.changeFeedRecordLimit).bytes)
     if sequence > Store.changeFeedRetention {
       _ = try lmdb.delete(changesDB, Transaction.feedKey(sequence - Store.changeFeedRetention))
     }

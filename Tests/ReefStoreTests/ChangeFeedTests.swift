@@ -291,3 +291,33 @@ extension ChangeFeedTests {
     #expect(seen.waitFor { $0.last?.latest == 2 })
   }
 }
+
+extension ChangeFeedTests {
+  /// A commit whose record would be larger than a document can be (here 1,000 documents
+  /// modified in 20 fields with long names) resets its collections instead: the feed stays
+  /// readable.
+  @Test func aCommitTooLargeToListResetsItsCollections() throws {
+    let temporary = try TemporaryStore(options: StoreOptions(durability: .none))
+    let store = temporary.store
+    let names = (0..<20).map { String(repeating: "f", count: 1_000) + "\($0)" }
+    var fields = DocumentBuilder()
+    for name in names { fields.append(name, 1) }
+    let values = fields.document
+    try store.write { transaction in
+      let big = transaction.collection("big")
+      for id in 0..<1_000 {
+        var document = DocumentBuilder()
+        document.append("_id", id)
+        for element in values { document.append(element.key, element.value) }
+        try big.insert(document.document)
+      }
+    }
+    try store.write { transaction in
+      _ = try transaction.collection("big").updateMany([:], ["$inc": .document(values)])
+      try transaction.collection("small").insert(["_id": 1])
+    }
+    let batch = try changes(store, after: 1)
+    #expect(batch.isComplete && batch.latest == 2)
+    #expect(batch.commits.first?.resetCollections.contains("big") == true)
+  }
+}
