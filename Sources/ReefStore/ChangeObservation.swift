@@ -118,6 +118,9 @@ final class ChangeWatcher: @unchecked Sendable {
 
   func remove(_ number: Int) {
     pthread_mutex_lock(&mutex)
+    // Let go of after the mutex is unlocked: what the handler holds may cancel other
+    // observations as it goes (a ChangeObservation's deinit), which takes the mutex.
+    let removed = observers.filter { $0.number == number }
     observers.removeAll { $0.number == number }
     pthread_cond_broadcast(&condition)
     // Waits for a handler of this observer that runs now, unless this is that handler.
@@ -126,6 +129,7 @@ final class ChangeWatcher: @unchecked Sendable {
       pthread_cond_wait(&condition, &mutex)
     }
     pthread_mutex_unlock(&mutex)
+    withExtendedLifetime(removed) {}
   }
 
   /// The thread delivering, while it runs.
@@ -215,11 +219,14 @@ final class ChangeWatcher: @unchecked Sendable {
           pthread_mutex_unlock(&mutex)
           continue
         }
-        let handler = observers[index].handler
+        var handler = Optional(observers[index].handler)
         observers[index].after = batch.latest
         delivering = number
         pthread_mutex_unlock(&mutex)
-        handler(batch)
+        handler?(batch)
+        // Let go of before taking the mutex (the last reference, when the handler cancelled
+        // its observation: see remove).
+        handler = nil
         pthread_mutex_lock(&mutex)
         delivering = nil
         pthread_cond_broadcast(&condition)

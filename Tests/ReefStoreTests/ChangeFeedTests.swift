@@ -321,3 +321,22 @@ extension ChangeFeedTests {
     #expect(batch.commits.first?.resetCollections.contains("big") == true)
   }
 }
+
+extension ChangeFeedTests {
+  /// Cancelling an observation whose handler holds the last reference to another observation
+  /// (which its release cancels) does not deadlock.
+  @Test func cancellingAnObservationThatHoldsAnotherReturns() throws {
+    let temporary = try TemporaryStore()
+    let store = temporary.store
+    let outer = try { () throws -> ChangeObservation in
+      let inner = try store.observeChanges { _ in }
+      return try store.observeChanges { _ in withExtendedLifetime(inner) {} }
+    }()
+    let done = DispatchSemaphore(value: 0)
+    Thread.detachNewThread {
+      outer.cancel()
+      done.signal()
+    }
+    #expect(done.wait(timeout: .now() + 5) == .success, "cancel deadlocked")
+  }
+}
