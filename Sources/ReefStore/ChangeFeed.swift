@@ -84,6 +84,8 @@ final class ChangeRecorder {
   private var entries: [DocumentChange?] = []
   private var positions: [String: [[UInt8]: Int]] = [:]
   private var counts: [String: Int] = [:]
+  /// The entries of documents deleted and inserted again: modified, with fields not known.
+  private var unknownFields: Set<Int> = []
   private(set) var resets: [String] = []
 
   var isEmpty: Bool { resets.isEmpty && counts.isEmpty }
@@ -110,9 +112,12 @@ final class ChangeRecorder {
         // Deleted then inserted again: a modification of what the commit started from, whose
         // fields are not known here (none are named).
         entries[position] = DocumentChange(collection: collection, id: id, kind: .modified, fields: [])
+        unknownFields.insert(position)
       case (_, nil): entries[position] = DocumentChange(collection: collection, id: id, kind: .deleted)
       default:
-        if let old, let new {
+        // After a deletion and an insertion, a later change names no fields either: others
+        // may have changed since the commit began.
+        if !unknownFields.contains(position), let old, let new {
           var fields = previous.fields
           for path in ChangeRecorder.changedPaths(old, new) where !fields.contains(path) { fields.append(path) }
           entries[position]?.fields = fields

@@ -340,3 +340,21 @@ extension ChangeFeedTests {
     #expect(done.wait(timeout: .now() + 5) == .success, "cancel deadlocked")
   }
 }
+
+extension ChangeFeedTests {
+  /// A document deleted, inserted again and then updated in one commit: what changed since the
+  /// commit began is not known, so no field is named (`a` changed as well as `n`).
+  @Test func aDocumentDeletedInsertedAndUpdatedNamesNoFields() throws {
+    let temporary = try TemporaryStore()
+    let store = temporary.store
+    _ = try store.write { try $0.collection("c").insert(["_id": 1, "a": 1, "n": 1]) }
+    try store.write { transaction in
+      let c = transaction.collection("c")
+      try c.deleteDocument(forID: 1)
+      try c.insert(["_id": 1, "a": 2, "n": 1])
+      _ = try c.updateOne(["_id": 1], ["$set": ["n": 2]])
+    }
+    let batch = try changes(store, after: 1)
+    #expect(batch.commits.first?.changes == [DocumentChange(collection: "c", id: 1, kind: .modified)])
+  }
+}
