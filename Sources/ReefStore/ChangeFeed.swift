@@ -88,7 +88,9 @@ final class ChangeRecorder {
   private var unknownFields: Set<Int> = []
   private(set) var resets: [String] = []
 
-  var isEmpty: Bool { resets.isEmpty && counts.isEmpty }
+  /// Whether the transaction changed nothing, its changes cancelling out included (a document
+  /// inserted then deleted).
+  var isEmpty: Bool { resets.isEmpty && !entries.contains { $0 != nil } }
 
   func reset(_ collection: String) {
     guard !collection.hasPrefix("__") else { return }

@@ -358,3 +358,18 @@ extension ChangeFeedTests {
     #expect(batch.commits.first?.changes == [DocumentChange(collection: "c", id: 1, kind: .modified)])
   }
 }
+
+extension ChangeFeedTests {
+  /// A commit that inserts a document and deletes it again changed no document: it has no
+  /// sequence number, and wakes no observer.
+  @Test func aCommitWhoseChangesCancelOutRecordsNothing() throws {
+    let temporary = try TemporaryStore()
+    let store = temporary.store
+    _ = try store.write { try $0.collection("c").insert(["_id": 1]) }
+    try store.write { transaction in
+      try transaction.collection("c").insert(["_id": 2])
+      try transaction.collection("c").deleteDocument(forID: 2)
+    }
+    #expect(try changes(store).latest == 1)
+  }
+}
