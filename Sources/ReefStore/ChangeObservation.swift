@@ -20,6 +20,8 @@ public final class ChangeObservation: @unchecked Sendable {
 
   /// Stops the observation: its handler is not called again once this returns (unless it is
   /// running now, on the feed's thread, and this is called from elsewhere: that call ends first).
+  /// The store's last observation also waits for the feed's thread to stop and let go of the
+  /// store (closed then, if nothing else holds it).
   public func cancel() { watcher.remove(number) }
 
   deinit { cancel() }
@@ -68,7 +70,8 @@ extension Store {
 /// commits, and every few milliseconds to look for other processes' (LMDB's last transaction
 /// number, read without a transaction, tells whether anything committed).
 final class ChangeWatcher: @unchecked Sendable {
-  /// Unowned: the store holds its watcher; the thread holds the store while it runs.
+  /// Unowned: the store holds its watcher; the thread holds the store while it runs
+  /// (``heldStore``).
   private unowned let store: Store
   private var mutex = pthread_mutex_t()
   private var condition = pthread_cond_t()
@@ -76,6 +79,10 @@ final class ChangeWatcher: @unchecked Sendable {
   private var nextNumber = 0
   private var signaled = false
   private var running = false
+  /// The store, held from the thread's start until it stops: it lets go of it before it ends,
+  /// and the cancel of the last observation waits for that, so that a store nothing else holds
+  /// is closed when that cancel returns.
+  private var heldStore: Store?
   /// The observer whose handler runs now, and the thread running it.
   private var delivering: Int?
   /// How long the thread sleeps when nothing signals it.
@@ -109,8 +116,11 @@ final class ChangeWatcher: @unchecked Sendable {
     if !running {
       running = true
       // The thread holds the store (and this watcher) until the last observer goes.
-      let store = self.store
-      if startThread({ [self] in withExtendedLifetime(store) { run() } }) == nil { running = false }
+      heldStore = store
+      if startThread({ [self] in run() }) == nil {
+        running = false
+        heldStore = nil
+      }
     }
     pthread_cond_broadcast(&condition)
     return nextNumber
@@ -124,16 +134,20 @@ final class ChangeWatcher: @unchecked Sendable {
     observers.removeAll { $0.number == number }
     pthread_cond_broadcast(&condition)
     // Waits for a handler of this observer that runs now, unless this is that handler.
-    let onWatcher = watcherThread.map { pthread_equal(pthread_self(), $0) != 0 } ?? false
+    let onWatcher = watcherThreads.contains { pthread_equal(pthread_self(), $0) != 0 }
     while delivering == number && !onWatcher {
+      pthread_cond_wait(&condition, &mutex)
+    }
+    // The last observation gone: waits for the thread to stop and let go of the store.
+    while observers.isEmpty && (running || !watcherThreads.isEmpty) && !onWatcher {
       pthread_cond_wait(&condition, &mutex)
     }
     pthread_mutex_unlock(&mutex)
     withExtendedLifetime(removed) {}
   }
 
-  /// The thread delivering, while it runs.
-  private var watcherThread: pthread_t?
+  /// The thread delivering, while it runs (and one that stops, until it has let go of the store).
+  private var watcherThreads: [pthread_t] = []
 
   func signal() {
     pthread_mutex_lock(&mutex)
@@ -166,13 +180,20 @@ final class ChangeWatcher: @unchecked Sendable {
   private func run() {
     var seen = -1
     pthread_mutex_lock(&mutex)
-    watcherThread = pthread_self()
+    watcherThreads.append(pthread_self())
     pthread_mutex_unlock(&mutex)
     while true {
       pthread_mutex_lock(&mutex)
       if observers.isEmpty {
         running = false
-        watcherThread = nil
+        let held = heldStore
+        heldStore = nil
+        pthread_mutex_unlock(&mutex)
+        // The store closes here if nothing else holds it.
+        _ = consume held
+        pthread_mutex_lock(&mutex)
+        watcherThreads.removeAll { pthread_equal(pthread_self(), $0) != 0 }
+        pthread_cond_broadcast(&condition)
         pthread_mutex_unlock(&mutex)
         return
       }

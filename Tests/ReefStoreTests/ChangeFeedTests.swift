@@ -373,3 +373,19 @@ extension ChangeFeedTests {
     #expect(try changes(store).latest == 1)
   }
 }
+
+extension ChangeFeedTests {
+  /// A store released while observed closes when its last observation is cancelled: once
+  /// `cancel()` returns, the file can be opened again.
+  @Test func aReleasedStoreClosesWhenItsObservationIsCancelled() throws {
+    let directory = TemporaryDirectory()
+    for _ in 0..<20 {
+      var store: Store? = try Store(path: directory.store)
+      let observation = try store!.observeChanges { _ in }
+      _ = try store!.write { try $0.collection("c").insert([:]) }
+      store = nil
+      observation.cancel()
+      _ = try Store(path: directory.store)
+    }
+  }
+}
