@@ -254,8 +254,8 @@ public struct ChangeBatch: Sendable {
   /// The commits, in order.
   public var commits: [CommitChanges]
   /// False when commits after the sequence asked for are no longer in the feed (more than
-  /// ``Store/changeFeedRetention`` commits behind): what they changed is unknown, so an
-  /// observer reads everything again.
+  /// ``Store/changeFeedRetention`` commits behind), or the sequence is past the feed's last:
+  /// what changed is unknown, so an observer reads everything again.
   public var isComplete: Bool
   /// The feed's last sequence number in the snapshot read.
   public var latest: UInt64
@@ -314,7 +314,9 @@ extension Transaction {
   /// - Throws: ``StoreError/Kind/corrupt`` for a feed entry that is not a document.
   public func changes(after sequence: UInt64) throws(StoreError) -> ChangeBatch {
     let latest = try changeSequence()
-    guard latest > sequence else { return ChangeBatch(commits: [], isComplete: true, latest: latest) }
+    // A sequence past the feed's last (one remembered from before a power loss took commits
+    // back, or from another store): the commits that will take those numbers would be missed.
+    guard latest > sequence else { return ChangeBatch(commits: [], isComplete: latest == sequence, latest: latest) }
     guard let changesDB = try database(Transaction.changesName, create: false) else {
       return ChangeBatch(commits: [], isComplete: false, latest: latest)
     }

@@ -389,3 +389,23 @@ extension ChangeFeedTests {
     }
   }
 }
+
+extension ChangeFeedTests {
+  /// A sequence past the feed's last (remembered from before a power loss took commits back)
+  /// reads as incomplete, and an observer from it is told to read everything again instead of
+  /// missing the commits that take those numbers.
+  @Test func aSequencePastTheFeedsLastIsIncomplete() throws {
+    let temporary = try TemporaryStore()
+    let store = temporary.store
+    for id in 1...3 { _ = try store.write { try $0.collection("c").insert(["_id": .int32(Int32(id))]) } }
+    let ahead = try changes(store, after: 10)
+    #expect(!ahead.isComplete && ahead.latest == 3 && ahead.commits.isEmpty)
+    #expect(try changes(store, after: 3).isComplete)
+    let seen = Collected()
+    let observation = try store.observeChanges(after: 10) { seen.add($0) }
+    defer { observation.cancel() }
+    _ = try store.write { try $0.collection("c").insert(["_id": 4]) }
+    #expect(seen.waitFor { $0.last?.latest == 4 })
+    #expect(seen.batches.first?.isComplete == false)
+  }
+}
