@@ -60,8 +60,8 @@ public struct CommitChanges: Sendable, Hashable {
   /// net change: inserted then modified is inserted, inserted then deleted is not listed).
   public var changes: [DocumentChange]
   /// Collections changed too much for their documents to be listed (more than
-  /// ``Store/changeFeedDocumentLimit`` documents in one commit, a dropped collection, an import,
-  /// a rename): an observer reads them again. Their documents are not in ``changes``.
+  /// ``Store/changeFeedDocumentLimit`` documents in one commit, a commit whose list would pass
+  /// 16 MiB, a dropped collection, an import, a rename): an observer reads them again. Their documents are not in ``changes``.
   public var resetCollections: [String]
 
   /// Describes a commit's changes.
@@ -91,9 +91,13 @@ final class ChangeRecorder {
   /// The collection recorded last, so that a loop of writes into one collection looks it up
   /// once.
   private var last: (name: String, positions: Positions)?
+  /// The entries of documents deleted and inserted again: modified, with fields not known.
+  private var unknownFields: Set<Int> = []
   private(set) var resets: [String] = []
 
-  var isEmpty: Bool { resets.isEmpty && positions.isEmpty }
+  /// Whether the transaction changed nothing, its changes cancelling out included (a document
+  /// inserted then deleted).
+  var isEmpty: Bool { resets.isEmpty && !entries.contains { $0 != nil } }
 
   func reset(_ collection: String) {
     guard !collection.hasPrefix("__") else { return }
@@ -139,9 +143,12 @@ final class ChangeRecorder {
         // Deleted then inserted again: a modification of what the commit started from, whose
         // fields are not known here (none are named).
         entries[position] = DocumentChange(collection: collection, id: id, kind: .modified, fields: [])
+        unknownFields.insert(position)
       case (_, nil): entries[position] = DocumentChange(collection: collection, id: id, kind: .deleted)
       default:
-        if let old, let new {
+        // After a deletion and an insertion, a later change names no fields either: others
+        // may have changed since the commit began.
+        if !unknownFields.contains(position), let old, let new {
           var fields = previous.fields
           for path in ChangeRecorder.changedPaths(old, new) where !fields.contains(path) { fields.append(path) }
           entries[position]?.fields = fields
@@ -182,6 +189,15 @@ final class ChangeRecorder {
     }
     builder.append("resets", .array(BSONArray(resets.map { .string($0) })))
     return builder.document
+  }
+
+  /// The record, or, when it would be larger than `limit` bytes (too large to read back as a
+  /// document), one that resets every collection it lists instead.
+  func document(limit: Int) -> Document {
+    let full = document()
+    guard full.byteCount > limit else { return full }
+    for case let change? in entries { reset(change.collection) }
+    return document()
   }
 
   /// The record read back.
@@ -250,6 +266,11 @@ extension Store {
   /// name instead of every `_id`.
   public static let changeFeedDocumentLimit = 10_000
 
+  /// The largest record of a commit in the feed, in bytes: a larger one (many documents with
+  /// many changed fields, in collections under ``changeFeedDocumentLimit``) resets its
+  /// collections instead, as documents larger than 16 MiB cannot be read back.
+  static let changeFeedRecordLimit = 16 << 20
+
   /// How many commits the change feed keeps: an observer further behind is told to read
   /// everything again (``ChangeBatch/isComplete`` is false).
   public static let changeFeedRetention: UInt64 = 1_024
@@ -260,8 +281,8 @@ public struct ChangeBatch: Sendable {
   /// The commits, in order.
   public var commits: [CommitChanges]
   /// False when commits after the sequence asked for are no longer in the feed (more than
-  /// ``Store/changeFeedRetention`` commits behind): what they changed is unknown, so an
-  /// observer reads everything again.
+  /// ``Store/changeFeedRetention`` commits behind), or the sequence is past the feed's last:
+  /// what changed is unknown, so an observer reads everything again.
   public var isComplete: Bool
   /// The feed's last sequence number in the snapshot read.
   public var latest: UInt64
@@ -304,7 +325,8 @@ extension Transaction {
     sequence &+= 1
     try lmdb.put(metaDB, Transaction.sequenceKey, withUnsafeBytes(of: sequence.littleEndian) { Array($0) })
     let changesDB = try database(Transaction.changesName, create: true)!
-    try lmdb.put(changesDB, Transaction.feedKey(sequence), recorder.document().bytes)
+    try lmdb.put(
+      changesDB, Transaction.feedKey(sequence), recorder.document(limit: Store.changeFeedRecordLimit).bytes)
     if sequence > Store.changeFeedRetention {
       _ = try lmdb.delete(changesDB, Transaction.feedKey(sequence - Store.changeFeedRetention))
     }
@@ -326,7 +348,9 @@ extension Transaction {
   /// - Throws: ``StoreError/Kind/corrupt`` for a feed entry that is not a document.
   public func changes(after sequence: UInt64) throws(StoreError) -> ChangeBatch {
     let latest = try changeSequence()
-    guard latest > sequence else { return ChangeBatch(commits: [], isComplete: true, latest: latest) }
+    // A sequence past the feed's last (one remembered from before a power loss took commits
+    // back, or from another store): the commits that will take those numbers would be missed.
+    guard latest > sequence else { return ChangeBatch(commits: [], isComplete: latest == sequence, latest: latest) }
     guard let changesDB = try database(Transaction.changesName, create: false) else {
       return ChangeBatch(commits: [], isComplete: false, latest: latest)
     }

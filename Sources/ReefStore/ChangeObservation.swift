@@ -20,6 +20,8 @@ public final class ChangeObservation: @unchecked Sendable {
 
   /// Stops the observation: its handler is not called again once this returns (unless it is
   /// running now, on the feed's thread, and this is called from elsewhere: that call ends first).
+  /// The store's last observation also waits for the feed's thread to stop and let go of the
+  /// store (closed then, if nothing else holds it).
   public func cancel() { watcher.remove(number) }
 
   deinit { cancel() }
@@ -33,7 +35,8 @@ extension Store {
   ///
   /// The handler runs on the feed's own thread, one call at a time; it should hand work to its
   /// own queue or actor. A batch with ``ChangeBatch/isComplete`` false says commits were missed
-  /// (the observer fell more than ``changeFeedRetention`` commits behind): read everything again.
+  /// (the observer fell more than ``changeFeedRetention`` commits behind, or an entry of the feed
+  /// in its range is damaged): read everything again.
   /// - Throws: what reading the feed's sequence number throws.
   public func observeChanges(after sequence: UInt64? = nil, _ handler: @escaping @Sendable (ChangeBatch) -> Void)
     throws -> ChangeObservation
@@ -67,7 +70,8 @@ extension Store {
 /// commits, and every few milliseconds to look for other processes' (LMDB's last transaction
 /// number, read without a transaction, tells whether anything committed).
 final class ChangeWatcher: @unchecked Sendable {
-  /// Unowned: the store holds its watcher; the thread holds the store while it runs.
+  /// Unowned: the store holds its watcher; the thread holds the store while it runs
+  /// (``heldStore``).
   private unowned let store: Store
   private var mutex = pthread_mutex_t()
   private var condition = pthread_cond_t()
@@ -75,6 +79,10 @@ final class ChangeWatcher: @unchecked Sendable {
   private var nextNumber = 0
   private var signaled = false
   private var running = false
+  /// The store, held from the thread's start until it stops: it lets go of it before it ends,
+  /// and the cancel of the last observation waits for that, so that a store nothing else holds
+  /// is closed when that cancel returns.
+  private var heldStore: Store?
   /// The observer whose handler runs now, and the thread running it.
   private var delivering: Int?
   /// How long the thread sleeps when nothing signals it.
@@ -108,8 +116,11 @@ final class ChangeWatcher: @unchecked Sendable {
     if !running {
       running = true
       // The thread holds the store (and this watcher) until the last observer goes.
-      let store = self.store
-      if startThread({ [self] in withExtendedLifetime(store) { run() } }) == nil { running = false }
+      heldStore = store
+      if startThread({ [self] in run() }) == nil {
+        running = false
+        heldStore = nil
+      }
     }
     pthread_cond_broadcast(&condition)
     return nextNumber
@@ -117,18 +128,26 @@ final class ChangeWatcher: @unchecked Sendable {
 
   func remove(_ number: Int) {
     pthread_mutex_lock(&mutex)
+    // Let go of after the mutex is unlocked: what the handler holds may cancel other
+    // observations as it goes (a ChangeObservation's deinit), which takes the mutex.
+    let removed = observers.filter { $0.number == number }
     observers.removeAll { $0.number == number }
     pthread_cond_broadcast(&condition)
     // Waits for a handler of this observer that runs now, unless this is that handler.
-    let onWatcher = watcherThread.map { pthread_equal(pthread_self(), $0) != 0 } ?? false
+    let onWatcher = watcherThreads.contains { pthread_equal(pthread_self(), $0) != 0 }
     while delivering == number && !onWatcher {
       pthread_cond_wait(&condition, &mutex)
     }
+    // The last observation gone: waits for the thread to stop and let go of the store.
+    while observers.isEmpty && (running || !watcherThreads.isEmpty) && !onWatcher {
+      pthread_cond_wait(&condition, &mutex)
+    }
     pthread_mutex_unlock(&mutex)
+    withExtendedLifetime(removed) {}
   }
 
-  /// The thread delivering, while it runs.
-  private var watcherThread: pthread_t?
+  /// The thread delivering, while it runs (and one that stops, until it has let go of the store).
+  private var watcherThreads: [pthread_t] = []
 
   func signal() {
     pthread_mutex_lock(&mutex)
@@ -144,16 +163,37 @@ final class ChangeWatcher: @unchecked Sendable {
     return Int(info.me_last_txnid)
   }
 
+  /// The feed's commits after `sequence`; for a damaged entry among them, an incomplete batch
+  /// (what those commits changed is unknown: the observer reads everything again, and the
+  /// other observers go on).
+  private static func changes(in transaction: Transaction, after sequence: UInt64) throws(StoreError)
+    -> ChangeBatch
+  {
+    do {
+      return try transaction.changes(after: sequence)
+    } catch {
+      guard error.kind == .corrupt else { throw error }
+      return ChangeBatch(commits: [], isComplete: false, latest: try transaction.changeSequence())
+    }
+  }
+
   private func run() {
     var seen = -1
     pthread_mutex_lock(&mutex)
-    watcherThread = pthread_self()
+    watcherThreads.append(pthread_self())
     pthread_mutex_unlock(&mutex)
     while true {
       pthread_mutex_lock(&mutex)
       if observers.isEmpty {
         running = false
-        watcherThread = nil
+        let held = heldStore
+        heldStore = nil
+        pthread_mutex_unlock(&mutex)
+        // The store closes here if nothing else holds it.
+        _ = consume held
+        pthread_mutex_lock(&mutex)
+        watcherThreads.removeAll { pthread_equal(pthread_self(), $0) != 0 }
+        pthread_cond_broadcast(&condition)
         pthread_mutex_unlock(&mutex)
         return
       }
@@ -178,32 +218,36 @@ final class ChangeWatcher: @unchecked Sendable {
       if waiting.isEmpty { continue }
       let last = lastTransaction()
       if !wasSignaled && last == seen { continue }
-      seen = last
       // One read transaction for every observer: they see the same snapshot.
       var batches: [(number: Int, batch: ChangeBatch)] = []
       do {
         try store.read { transaction in
           for observer in waiting {
-            let batch = try transaction.changes(after: observer.after)
+            let batch = try ChangeWatcher.changes(in: transaction, after: observer.after)
             if !batch.commits.isEmpty || !batch.isComplete { batches.append((observer.number, batch)) }
           }
         }
       } catch {
-        // A feed that cannot be read now (the store is closing, a damaged entry) is read again
-        // at the next wake; nothing is delivered out of order.
+        // A feed that cannot be read now (no reader slot free, the store is closing) is read
+        // again at the next wake, the next poll included (`seen` is left as it was); nothing is
+        // delivered out of order.
         continue
       }
+      seen = last
       for (number, batch) in batches {
         pthread_mutex_lock(&mutex)
         guard let index = observers.firstIndex(where: { $0.number == number }) else {
           pthread_mutex_unlock(&mutex)
           continue
         }
-        let handler = observers[index].handler
+        var handler = Optional(observers[index].handler)
         observers[index].after = batch.latest
         delivering = number
         pthread_mutex_unlock(&mutex)
-        handler(batch)
+        handler?(batch)
+        // Let go of before taking the mutex (the last reference, when the handler cancelled
+        // its observation: see remove).
+        handler = nil
         pthread_mutex_lock(&mutex)
         delivering = nil
         pthread_cond_broadcast(&condition)

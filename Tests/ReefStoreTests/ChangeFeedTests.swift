@@ -242,3 +242,170 @@ func waitForProcess(_ pid: pid_t) throws -> Int32 {
   let signal = status & 0x7f
   return signal == 0 ? (status >> 8) & 0xff : 128 + signal
 }
+
+extension ChangeFeedTests {
+  /// A damaged entry of the feed tells the observers whose range holds it to read everything
+  /// again, and holds back no other observer.
+  @Test func aDamagedEntryStopsNoObserver() throws {
+    let temporary = try TemporaryStore()
+    let store = temporary.store
+    _ = try store.write { try $0.collection("c").insert(["_id": 1]) }
+    try store.write { transaction in
+      let changesDB = try #require(try transaction.database(Transaction.changesName, create: false))
+      _ = try transaction.lmdb.put(changesDB, Transaction.feedKey(1), [1, 2, 3])
+    }
+    #expect(throws: StoreError.self) { _ = try changes(store) }
+    let behind = Collected()
+    let current = Collected()
+    let first = try store.observeChanges(after: 0) { behind.add($0) }
+    defer { first.cancel() }
+    let second = try store.observeChanges { current.add($0) }
+    defer { second.cancel() }
+    _ = try store.write { try $0.collection("c").insert(["_id": 2]) }
+    #expect(current.waitFor { $0.last?.latest == 2 })
+    #expect(current.batches.flatMap(\.commits).map(\.sequence) == [2])
+    #expect(behind.waitFor { $0.last?.latest == 2 })
+    #expect(behind.batches.first?.isComplete == false)
+  }
+}
+
+extension ChangeFeedTests {
+  /// A read of the feed that fails (no reader slot free) is tried again at the next wake, not
+  /// only after the next commit.
+  @Test func aFailedReadOfTheFeedIsTriedAgain() throws {
+    let temporary = try TemporaryStore(options: StoreOptions(maximumReaders: 4))
+    let store = temporary.store
+    _ = try store.write { try $0.collection("c").insert(["_id": 1]) }
+    let seen = Collected()
+    let observation = try store.observeChanges { seen.add($0) }
+    defer { observation.cancel() }
+    usleep(50_000)
+    // Every reader slot taken: the watcher's read after the commit fails.
+    var readers: [Transaction] = []
+    while let reader = try? store.beginRead() { readers.append(reader) }
+    _ = try store.write { try $0.collection("c").insert(["_id": 2]) }
+    usleep(50_000)
+    #expect(seen.batches.isEmpty)
+    for reader in readers { try reader.commit() }
+    readers = []
+    #expect(seen.waitFor { $0.last?.latest == 2 })
+  }
+}
+
+extension ChangeFeedTests {
+  /// A commit whose record would be larger than a document can be (here 1,000 documents
+  /// modified in 20 fields with long names) resets its collections instead: the feed stays
+  /// readable.
+  @Test func aCommitTooLargeToListResetsItsCollections() throws {
+    let temporary = try TemporaryStore(options: StoreOptions(durability: .none))
+    let store = temporary.store
+    let names = (0..<20).map { String(repeating: "f", count: 1_000) + "\($0)" }
+    var fields = DocumentBuilder()
+    for name in names { fields.append(name, 1) }
+    let values = fields.document
+    try store.write { transaction in
+      let big = transaction.collection("big")
+      for id in 0..<1_000 {
+        var document = DocumentBuilder()
+        document.append("_id", id)
+        for element in values { document.append(element.key, element.value) }
+        try big.insert(document.document)
+      }
+    }
+    try store.write { transaction in
+      _ = try transaction.collection("big").updateMany([:], ["$inc": .document(values)])
+      try transaction.collection("small").insert(["_id": 1])
+    }
+    let batch = try changes(store, after: 1)
+    #expect(batch.isComplete && batch.latest == 2)
+    #expect(batch.commits.first?.resetCollections.contains("big") == true)
+  }
+}
+
+extension ChangeFeedTests {
+  /// Cancelling an observation whose handler holds the last reference to another observation
+  /// (which its release cancels) does not deadlock.
+  @Test func cancellingAnObservationThatHoldsAnotherReturns() throws {
+    let temporary = try TemporaryStore()
+    let store = temporary.store
+    let outer = try { () throws -> ChangeObservation in
+      let inner = try store.observeChanges { _ in }
+      return try store.observeChanges { _ in withExtendedLifetime(inner) {} }
+    }()
+    let done = DispatchSemaphore(value: 0)
+    Thread.detachNewThread {
+      outer.cancel()
+      done.signal()
+    }
+    #expect(done.wait(timeout: .now() + 5) == .success, "cancel deadlocked")
+  }
+}
+
+extension ChangeFeedTests {
+  /// A document deleted, inserted again and then updated in one commit: what changed since the
+  /// commit began is not known, so no field is named (`a` changed as well as `n`).
+  @Test func aDocumentDeletedInsertedAndUpdatedNamesNoFields() throws {
+    let temporary = try TemporaryStore()
+    let store = temporary.store
+    _ = try store.write { try $0.collection("c").insert(["_id": 1, "a": 1, "n": 1]) }
+    try store.write { transaction in
+      let c = transaction.collection("c")
+      try c.deleteDocument(forID: 1)
+      try c.insert(["_id": 1, "a": 2, "n": 1])
+      _ = try c.updateOne(["_id": 1], ["$set": ["n": 2]])
+    }
+    let batch = try changes(store, after: 1)
+    #expect(batch.commits.first?.changes == [DocumentChange(collection: "c", id: 1, kind: .modified)])
+  }
+}
+
+extension ChangeFeedTests {
+  /// A commit that inserts a document and deletes it again changed no document: it has no
+  /// sequence number, and wakes no observer.
+  @Test func aCommitWhoseChangesCancelOutRecordsNothing() throws {
+    let temporary = try TemporaryStore()
+    let store = temporary.store
+    _ = try store.write { try $0.collection("c").insert(["_id": 1]) }
+    try store.write { transaction in
+      try transaction.collection("c").insert(["_id": 2])
+      try transaction.collection("c").deleteDocument(forID: 2)
+    }
+    #expect(try changes(store).latest == 1)
+  }
+}
+
+extension ChangeFeedTests {
+  /// A store released while observed closes when its last observation is cancelled: once
+  /// `cancel()` returns, the file can be opened again.
+  @Test func aReleasedStoreClosesWhenItsObservationIsCancelled() throws {
+    let directory = TemporaryDirectory()
+    for _ in 0..<20 {
+      var store: Store? = try Store(path: directory.store)
+      let observation = try store!.observeChanges { _ in }
+      _ = try store!.write { try $0.collection("c").insert([:]) }
+      store = nil
+      observation.cancel()
+      _ = try Store(path: directory.store)
+    }
+  }
+}
+
+extension ChangeFeedTests {
+  /// A sequence past the feed's last (remembered from before a power loss took commits back)
+  /// reads as incomplete, and an observer from it is told to read everything again instead of
+  /// missing the commits that take those numbers.
+  @Test func aSequencePastTheFeedsLastIsIncomplete() throws {
+    let temporary = try TemporaryStore()
+    let store = temporary.store
+    for id in 1...3 { _ = try store.write { try $0.collection("c").insert(["_id": .int32(Int32(id))]) } }
+    let ahead = try changes(store, after: 10)
+    #expect(!ahead.isComplete && ahead.latest == 3 && ahead.commits.isEmpty)
+    #expect(try changes(store, after: 3).isComplete)
+    let seen = Collected()
+    let observation = try store.observeChanges(after: 10) { seen.add($0) }
+    defer { observation.cancel() }
+    _ = try store.write { try $0.collection("c").insert(["_id": 4]) }
+    #expect(seen.waitFor { $0.last?.latest == 4 })
+    #expect(seen.batches.first?.isComplete == false)
+  }
+}
