@@ -265,6 +265,12 @@ public final class Transaction {
     try lmdb.put(metaDB, Array("nextCollection".utf8), withUnsafeBytes(of: (next + 1).littleEndian) { Array($0) })
     let info = CollectionInfo(name: name, id: next, uuid: randomUUID(), indexes: [])
     try save(info)
+    // The documents' database is made with the catalog entry, not at the first insert: a read
+    // transaction that sees the entry then finds the database's handle opened before it began.
+    // (A handle opened after a read transaction began cannot be used in it: LMDB answers
+    // EINVAL. A long-lived snapshot, a Reef's, read a collection another Reef of the process had
+    // created empty, then filled.)
+    _ = try documentsDatabase(info, create: true)
     return info
   }
 
