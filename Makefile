@@ -32,8 +32,10 @@ test: deps lint
 # 300 kills would take most of CI's time). Each sanitizer builds in a folder of its own. Tests
 # read REEF_SANITIZER to print why they skip what cannot run under a sanitizer. The suppression
 # files in .ci say why each entry is there. The parallel stream scan's suite runs under both too:
-# its workers share chunks, a queue and the source.
-SANITIZE_SUITES := ^(ReefBSONTests\.|ReefStoreTests\.|ReefQueryTests\.ParallelStreamScanTests)
+# its workers share chunks, a queue and the source; so do the object layer's notification suites
+# (the store's change feed is read by a thread of its own, and the stress test runs a writer and
+# three readers, each with its Reef).
+SANITIZE_SUITES := ^(ReefBSONTests\.|ReefStoreTests\.|ReefQueryTests\.ParallelStreamScanTests|ReefSwiftTests\.(NotificationTests|CollectionDiffTests|LiveDataStressTests))
 sanitize: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 	REEF_SANITIZER=address REEF_CRASH_KILLS=50 LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp \

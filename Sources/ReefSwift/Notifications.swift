@@ -2,7 +2,8 @@ import ReefBSON
 import ReefStore
 
 /// The registration of a notification block; notifications stop when it is invalidated or
-/// released: keep it for as long as you want them.
+/// released: keep it for as long as you want them. While it lasts, its block (and what the block
+/// holds: the results or object observed, their `Reef`) stays alive.
 public final class NotificationToken {
   private weak var reef: Reef?
   let id: Int
