@@ -117,7 +117,10 @@ final class ChangeWatcher: @unchecked Sendable {
       running = true
       // The thread holds the store (and this watcher) until the last observer goes.
       heldStore = store
-      if startThread({ [self] in run() }) == nil {
+      if let thread = startThread({ [self] in run() }) {
+        // Nobody joins it: it ends on its own once the last observer goes.
+        pthread_detach(thread)
+      } else {
         running = false
         heldStore = nil
       }
