@@ -91,15 +91,7 @@ final class ChangeWatcher: @unchecked Sendable {
   init(store: Store) {
     self.store = store
     pthread_mutex_init(&mutex, nil)
-    #if canImport(Glibc)
-      var attributes = pthread_condattr_t()
-      pthread_condattr_init(&attributes)
-      pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-      pthread_cond_init(&condition, &attributes)
-      pthread_condattr_destroy(&attributes)
-    #else
-      pthread_cond_init(&condition, nil)
-    #endif
+    initMonotonicCondition(&condition)
   }
 
   deinit {

@@ -73,15 +73,7 @@ final class WriteWaitWatch: @unchecked Sendable {
     self.delay = delay
     self.hook = hook
     pthread_mutex_init(&mutex, nil)
-    #if canImport(Glibc)
-      var attributes = pthread_condattr_t()
-      pthread_condattr_init(&attributes)
-      pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-      pthread_cond_init(&condition, &attributes)
-      pthread_condattr_destroy(&attributes)
-    #else
-      pthread_cond_init(&condition, nil)
-    #endif
+    initMonotonicCondition(&condition)
   }
 
   deinit {
@@ -182,4 +174,19 @@ final class WriteWaitWatch: @unchecked Sendable {
     clock_gettime(CLOCK_MONOTONIC, &time)
     return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
   }
+}
+
+/// Initializes a condition variable whose timed waits count on the monotonic clock where the
+/// platform allows it (Glibc), so that a change of the wall clock neither cuts nor stretches
+/// them; for the store's watcher threads.
+func initMonotonicCondition(_ condition: UnsafeMutablePointer<pthread_cond_t>) {
+  #if canImport(Glibc)
+    var attributes = pthread_condattr_t()
+    pthread_condattr_init(&attributes)
+    pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+    pthread_cond_init(condition, &attributes)
+    pthread_condattr_destroy(&attributes)
+  #else
+    pthread_cond_init(condition, nil)
+  #endif
 }

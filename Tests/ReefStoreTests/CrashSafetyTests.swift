@@ -537,12 +537,7 @@ func runReef(_ arguments: [String]) throws -> Int32 {
 /// Starts ``reefBinary`` with `arguments` in another process, without waiting; returns its pid
 /// for ``waitForReef(_:)``.
 func startReef(_ arguments: [String]) throws -> pid_t {
-  var argv: [UnsafeMutablePointer<CChar>?] = ([reefBinary] + arguments).map { strdup($0) } + [nil]
-  defer { for argument in argv { free(argument) } }
-  var pid = pid_t()
-  let code = posix_spawn(&pid, reefBinary, nil, nil, &argv, environ)
-  guard code == 0 else { throw StoreError(.storage, "cannot start \(reefBinary) (error \(code))") }
-  return pid
+  try startProcess(reefBinary, arguments)
 }
 
 /// Waits for the process `pid` started by ``startReef(_:)`` to exit; returns its raw wait status.
