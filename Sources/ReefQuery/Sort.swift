@@ -104,6 +104,29 @@ public struct SortSpecification: Sendable {
       return compareSortValues(values[..<keys.count], values[keys.count...])
     }
   }
+
+  /// A document's sort values, one per key (MongoDB's sort key: through arrays, the smallest
+  /// value ascending or the largest descending; a missing field is null), kept apart from the
+  /// document so that its place can be found again after the document changed.
+  /// - Throws: ``QueryError/Kind/sortKey`` when the keys reach parallel arrays.
+  public func sortValues(of document: Document) throws(QueryError) -> [BSON] {
+    var values: [RawValue] = []
+    values.reserveCapacity(keys.count)
+    return try withExtendedLifetime(document) { () throws(QueryError) -> [BSON] in
+      try appendValues(of: document, to: &values)
+      return values.map { $0.bson() }
+    }
+  }
+
+  /// Compares two documents by their ``sortValues(of:)`` in this order: negative, zero or
+  /// positive, as ``compare(_:_:)`` compares the documents.
+  public func compare(sortValues a: [BSON], _ b: [BSON]) -> Int {
+    for (index, key) in keys.enumerated() {
+      let comparison = compareBSON(a[index], b[index])
+      if comparison != 0 { return key.ascending ? comparison : -comparison }
+    }
+    return 0
+  }
 }
 
 /// The empty array's sort key: below null, as MongoDB sorts it.

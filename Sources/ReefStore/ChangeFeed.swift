@@ -93,6 +93,9 @@ final class ChangeRecorder {
   private var last: (name: String, positions: Positions)?
   /// The entries of documents deleted and inserted again: modified, with fields not known.
   private var unknownFields: Set<Int> = []
+  /// The document each modified entry started from, by position in ``entries``: a second
+  /// change of it is compared with this one.
+  private var originals: [Int: Document] = [:]
   private(set) var resets: [String] = []
 
   /// Whether the transaction changed nothing, its changes cancelling out included (a document
@@ -148,9 +151,16 @@ final class ChangeRecorder {
       default:
         // After a deletion and an insertion, a later change names no fields either: others
         // may have changed since the commit began.
-        if !unknownFields.contains(position), let old, let new {
-          var fields = previous.fields
-          for path in ChangeRecorder.changedPaths(old, new) where !fields.contains(path) { fields.append(path) }
+        guard !unknownFields.contains(position), let new else { break }
+        guard let original = originals[position] else { break }
+        // The net change from the document the commit started from: none when a value went
+        // back to what it was.
+        let fields = ChangeRecorder.changedPaths(original, new)
+        if fields.isEmpty {
+          entries[position] = nil
+          originals[position] = nil
+          table.byID[key] = nil
+        } else {
           entries[position]?.fields = fields
         }
       }
@@ -168,6 +178,7 @@ final class ChangeRecorder {
       change = DocumentChange(
         collection: collection, id: id, kind: .modified, fields: ChangeRecorder.changedPaths(old, new))
     }
+    if change.kind == .modified, let old { originals[entries.count] = old }
     table.byID[key] = entries.count
     entries.append(change)
   }

@@ -126,16 +126,18 @@ extension Results {
   /// such as `address.city`) limit the modifications reported to changes of those values.
   ///
   /// Inserts, deletes and moves are exact; a modification is reported for an object whose own
-  /// document changed (a change in a linked object is not).
+  /// document changed (a change in a linked object is not). A commit that changed a few objects
+  /// costs work in proportion to them (the results are not read again), unless the results
+  /// depend on other objects (conditions or sorts through links, `distinct`).
   public func observe(
     keyPaths: [String]? = nil, _ block: @escaping (ReefCollectionChange<Results<Element>>) -> Void
   ) -> NotificationToken {
     reef.checkThread()
     precondition(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
     let results = self
-    var ids: [BSON]
+    let tracker: ResultsTracker<Element>
     do {
-      ids = try fetchIDs()
+      tracker = try ResultsTracker(self)
     } catch {
       block(.error(error))
       return NotificationToken(reef: nil, id: 0)
@@ -143,22 +145,20 @@ extension Results {
     block(.initial(self))
     let collection = schema.className
     let paths = keyPaths.map { $0.map { ChangePaths.stored($0, schema: schema) } }
-    // Results through links depend on other collections: any commit reruns them.
-    let linked = schema.properties.contains { $0.isLink }
+    // Results through links depend on other collections: any commit reads them again.
+    let linked = ResultsTracker<Element>.dependsOnOtherObjects(schema)
     return reef.addObserver { _, batch, silent in
       let touched = !batch.isComplete || linked || batch.commits.contains { $0.touches(collection) }
       guard touched else { return }
-      let newIDs: [BSON]
+      let change: CollectionDiff?
       do {
-        newIDs = try results.fetchIDs()
+        change = try tracker.update(
+          batch: batch, modified: ChangePaths.modifiedIDs(in: collection, batch: batch, paths: paths))
       } catch {
         if !silent { block(.error(error)) }
         return
       }
-      let modified = ChangePaths.modifiedIDs(in: collection, batch: batch, paths: paths)
-      let change = CollectionDiff(old: ids, new: newIDs, modified: modified)
-      ids = newIDs
-      guard !silent, !change.isEmpty else { return }
+      guard !silent, let change else { return }
       block(
         .update(
           results, deletions: change.deletions, insertions: change.insertions, modifications: change.modifications)
@@ -209,6 +209,8 @@ struct CollectionDiff {
   var modifications: [Int] = []
 
   var isEmpty: Bool { deletions.isEmpty && insertions.isEmpty && modifications.isEmpty }
+
+  init() {}
 
   /// `modified` holds the `_id`s whose documents changed (nil: all of them may have).
   init(old: [BSON], new: [BSON], modified: Set<BSON>?) {

@@ -64,17 +64,22 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     }
   }
 
+  /// The conditions compiled, after the links they go through are resolved (in this `Reef`'s
+  /// current state).
+  func compiledQuery() throws(ReefError) -> ReefQuery.Query {
+    let node = try read { () throws(StoreError) in try LinkPaths.resolve(conditionsNode, schema: schema, reef: reef) }
+    do {
+      return try ReefQuery.Query(node)
+    } catch {
+      throw compileError(error)
+    }
+  }
+
   /// Runs the query in the store.
   private func cursor(sorted: Bool = true) throws(ReefError) -> Cursor {
     reef.checkThread()
     // Compiled once, after the links are resolved.
-    let node = try read { () throws(StoreError) in try LinkPaths.resolve(conditionsNode, schema: schema, reef: reef) }
-    let query: ReefQuery.Query
-    do {
-      query = try ReefQuery.Query(node)
-    } catch {
-      throw compileError(error)
-    }
+    let query = try compiledQuery()
     let sort = sorted && !sortKeys.isEmpty && !sortsThroughLinks ? SortSpecification(sortKeys) : nil
     return try read { () throws(StoreError) in
       try reef.transaction().collection(schema.className).find(query, options: FindOptions(sort: sort))
@@ -199,6 +204,19 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     } catch {
       stop(error)
     }
+  }
+
+  /// Calls `body` with each matching document, in the results' order (the first of each
+  /// distinct combination).
+  func forEachDocument(_ body: (Document) throws(ReefError) -> Void) throws(ReefError) {
+    let next = try documentStream()
+    while let document = try next() { try body(document) }
+  }
+
+  /// Reads a stored failure the way the results' reads do (a query error is
+  /// ``ReefError/Kind/invalidQuery``).
+  func readDocument(id: BSON) throws(ReefError) -> Document? {
+    try read { () throws(StoreError) in try reef.transaction().collection(schema.className).document(forID: id) }
   }
 
   func fetchIDs() throws(ReefError) -> [BSON] {

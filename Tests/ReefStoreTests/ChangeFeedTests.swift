@@ -372,6 +372,35 @@ extension ChangeFeedTests {
     }
     #expect(try changes(store).latest == 1)
   }
+
+  /// A document changed twice in one commit is listed with its net change: the fields that
+  /// differ from the document the commit started from, and not at all when they went back.
+  @Test func aDocumentChangedTwiceInACommitListsItsNetChange() throws {
+    let temporary = try TemporaryStore()
+    let store = temporary.store
+    _ = try store.write { transaction in
+      try transaction.collection("c").insert(["_id": 1, "a": 1, "b": 1, "c": ["d": 1]])
+      try transaction.collection("c").insert(["_id": 2, "a": 1, "b": 1])
+    }
+    try store.write { transaction in
+      let c = transaction.collection("c")
+      _ = try c.updateOne(["_id": 1], ["$set": ["a": 2, "c.d": 2]])
+      _ = try c.updateOne(["_id": 1], ["$set": ["a": 1, "b": 3]])
+      // Back to what it was: no change.
+      _ = try c.updateOne(["_id": 2], ["$set": ["a": 9]])
+      _ = try c.updateOne(["_id": 2], ["$set": ["a": 1]])
+    }
+    #expect(
+      try changes(store, after: 1).commits.first?.changes == [
+        DocumentChange(collection: "c", id: 1, kind: .modified, fields: ["b", "c.d"])
+      ])
+    // A commit whose only change went back to where it began records nothing.
+    try store.write { transaction in
+      _ = try transaction.collection("c").updateOne(["_id": 2], ["$set": ["b": 7]])
+      _ = try transaction.collection("c").updateOne(["_id": 2], ["$set": ["b": 1]])
+    }
+    #expect(try changes(store).latest == 2)
+  }
 }
 
 extension ChangeFeedTests {
