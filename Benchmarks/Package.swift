@@ -64,7 +64,7 @@ let package = Package(
       "ObjectBenchmarks",
       [
         "ObjectModels", .product(name: "ReefSwift", package: "Reef"), .product(name: "ReefStore", package: "Reef"),
-        .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "ReefQuery", package: "Reef"), .product(name: "GRDB", package: "GRDB.swift"),
       ], []),
     .executableTarget(
       name: "ReefObjectIterate",

@@ -9,8 +9,9 @@ import ReefStore
 /// order is the sort's order, then `_id`'s. The tracker keeps each object's `_id` with its sort
 /// values, in that order. For a commit that changed `k` objects of the collection, it reads
 /// those `k` documents, tests them against the query and finds their old and new places by
-/// binary search: O(*k* log *n*) comparisons and one move of the array per change, instead of
-/// reading and sorting every match again.
+/// binary search: O(*k* log *n*) comparisons and, for a few changes, one move of the array's
+/// tail per change (for more, one pass that merges them in), instead of reading and sorting
+/// every match again.
 ///
 /// Results whose answer depends on other objects than their own (conditions or sorts through
 /// links or linking objects, `distinct`) and batches that do not say exactly which objects
@@ -155,16 +156,41 @@ final class ResultsTracker<Element: Object> {
     }
     // Out of the old order, then into the new.
     before.sort { $0.position < $1.position }
-    for (id, position) in before.reversed() {
-      entries.remove(at: position)
-      members[id] = nil
-    }
-    for entry in after {
-      entries.insert(entry, at: position(of: entry))
-      members[entry.id] = entry.values
-    }
+    for (id, _) in before { members[id] = nil }
+    for entry in after { members[entry.id] = entry.values }
     var newPositions: [BSON: Int] = [:]
-    for entry in after { newPositions[entry.id] = position(of: entry) }
+    if before.count + after.count <= 8 {
+      // A few: moved in place (each a move of the array's tail).
+      for (_, position) in before.reversed() { entries.remove(at: position) }
+      for entry in after { entries.insert(entry, at: position(of: entry)) }
+      for entry in after { newPositions[entry.id] = position(of: entry) }
+    } else {
+      // More: one pass over the array, merging the changed objects in their order.
+      after.sort { compare($0, $1) < 0 }
+      var merged: [(id: BSON, values: [BSON])] = []
+      merged.reserveCapacity(entries.count - before.count + after.count)
+      var removed = before.makeIterator()
+      var nextRemoved = removed.next()?.position
+      var added = 0
+      for (position, entry) in entries.enumerated() {
+        if position == nextRemoved {
+          nextRemoved = removed.next()?.position
+          continue
+        }
+        while added < after.count, compare(after[added], entry) < 0 {
+          newPositions[after[added].id] = merged.count
+          merged.append(after[added])
+          added += 1
+        }
+        merged.append(entry)
+      }
+      while added < after.count {
+        newPositions[after[added].id] = merged.count
+        merged.append(after[added])
+        added += 1
+      }
+      entries = merged
+    }
     return ResultsTracker.diff(before: before, after: newPositions, modified: modified)
   }
 

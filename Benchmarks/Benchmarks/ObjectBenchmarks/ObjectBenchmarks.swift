@@ -29,6 +29,11 @@
 // - object-iterate/<N>: every contact of `objects(Contact.self)` reading `name`, N contacts
 //   (REEF_OBJECT_ITERATE, 1,000,000), against `ContactRecord.fetchCursor(db)`. Peak memory:
 //   Scripts/object-memory.sh.
+// - object-changeset/<C>-<K> (issue 15): a `Results` of every contact sorted by name (C
+//   contacts, no business) is observed; another thread commits new names for K contacts (1 and
+//   1,000; untimed), then the Reef's `refresh()` delivers the change set (timed), against running
+//   the same query again (ReefStore's `find` sorted by name, collecting the `_id`s: what the
+//   observer did before it followed changed objects).
 
 import BenchSupport
 import Benchmark
@@ -36,6 +41,7 @@ import Foundation
 import GRDB
 import ObjectModels
 import ReefBSON
+import ReefQuery
 import ReefStore
 import ReefSwift
 
@@ -75,9 +81,11 @@ func timed(_ body: () -> Void) -> Timing {
   return Timing(wall: wallClockNanoseconds() &- wall, cpu: processCPUNanoseconds() &- cpu)
 }
 
-let operationWall = BenchmarkMetric.custom("Operation wall clock (ns)", polarity: .prefersSmaller, useScalingFactor: false)
+let operationWall = BenchmarkMetric.custom(
+  "Operation wall clock (ns)", polarity: .prefersSmaller, useScalingFactor: false)
 let processCPU = BenchmarkMetric.custom("Process CPU (ns)", polarity: .prefersSmaller, useScalingFactor: false)
-let pairedWall = BenchmarkMetric.custom("Paired ratio (wall clock) x1000", polarity: .prefersLarger, useScalingFactor: false)
+let pairedWall = BenchmarkMetric.custom(
+  "Paired ratio (wall clock) x1000", polarity: .prefersLarger, useScalingFactor: false)
 let pairedCPU = BenchmarkMetric.custom("Paired ratio x1000", polarity: .prefersLarger, useScalingFactor: false)
 
 func configuration(maxIterations: Int, seconds: Int, warmup: Int = 1) -> Benchmark.Configuration {
@@ -208,32 +216,41 @@ let benchmarks: @Sendable () -> Void = {
   // last connection closes).
   nonisolated(unsafe) var keep: [AnyObject] = []
   let reefInsert = {
-    insert("reef", { data, path in
-      let reef = openReef(path)
-      addObjects(data, to: reef)
-      keep.append(reef)
-    }) { path in
+    insert(
+      "reef",
+      { data, path in
+        let reef = openReef(path)
+        addObjects(data, to: reef)
+        keep.append(reef)
+      }
+    ) { path in
       keep.removeAll()
       let reef = openReef(path)
       return (reef.objects(Contact.self).count, reef.objects(Business.self).count)
     }
   }
   let grdbInsert = {
-    insert("sqlite", { data, path in
-      let queue = openGRDB(path)
-      insertRecords(data, into: queue)
-      keep.append(queue)
-    }) { path in
+    insert(
+      "sqlite",
+      { data, path in
+        let queue = openGRDB(path)
+        insertRecords(data, into: queue)
+        keep.append(queue)
+      }
+    ) { path in
       keep.removeAll()
       return try! openGRDB(path).read { db in (try ContactRecord.fetchCount(db), try BusinessRecord.fetchCount(db)) }
     }
   }
   let storeInsert = {
-    insert("store", { data, path in
-      let store = try! Store(path: path)
-      insertDocuments(data, into: store)
-      keep.append(store)
-    }) { path in
+    insert(
+      "store",
+      { data, path in
+        let store = try! Store(path: path)
+        insertDocuments(data, into: store)
+        keep.append(store)
+      }
+    ) { path in
       keep.removeAll()
       let store = try! Store(path: path)
       return (try! store.collection("Contact").count(), try! store.collection("Business").count())
@@ -244,7 +261,8 @@ let benchmarks: @Sendable () -> Void = {
     return timing
   }
   registerSides(
-    group: "object-insert", dataset: objectsLabel, configuration: configuration(maxIterations: 3, seconds: 60, warmup: 0),
+    group: "object-insert", dataset: objectsLabel,
+    configuration: configuration(maxIterations: 3, seconds: 60, warmup: 0),
     reef: ("reef-add", { afterInsert(reefInsert()) }),
     anchors: [("grdb-insert", { afterInsert(grdbInsert()) }), ("store-insert", { afterInsert(storeInsert()) })])
 
@@ -309,24 +327,24 @@ let benchmarks: @Sendable () -> Void = {
     let data = data()
     let store = reef.store
     let (timing, found) = onOtherThread { () -> (Timing, Int) in
-    var found = 0
-    let timing = timed {
-      try! store.read { transaction in
-        let contacts = transaction.collection("Contact")
-        let businesses = transaction.collection("Business")
-        for id in data.contactIDs {
-          let document = try contacts.document(forID: .objectId(id))!
-          if case .string(let name)? = document["name"] { found &+= name.utf8.count }
-          if case .string(let city)? = document["address.city"] { found &+= city.utf8.count }
-        }
-        for id in data.businessIDs {
-          let document = try businesses.document(forID: .objectId(id))!
-          if case .string(let name)? = document["name"] { found &+= name.utf8.count }
-          if case .string(let city)? = document["addresses.0.city"] { found &+= city.utf8.count }
+      var found = 0
+      let timing = timed {
+        try! store.read { transaction in
+          let contacts = transaction.collection("Contact")
+          let businesses = transaction.collection("Business")
+          for id in data.contactIDs {
+            let document = try contacts.document(forID: .objectId(id))!
+            if case .string(let name)? = document["name"] { found &+= name.utf8.count }
+            if case .string(let city)? = document["address.city"] { found &+= city.utf8.count }
+          }
+          for id in data.businessIDs {
+            let document = try businesses.document(forID: .objectId(id))!
+            if case .string(let name)? = document["name"] { found &+= name.utf8.count }
+            if case .string(let city)? = document["addresses.0.city"] { found &+= city.utf8.count }
+          }
         }
       }
-    }
-    return (timing, found)
+      return (timing, found)
     }
     consume(found)
     return timing
@@ -350,7 +368,8 @@ let benchmarks: @Sendable () -> Void = {
       try ContactRecord.filter(ContactRecord.Columns.addressCity == city).order(ContactRecord.Columns.addressStreet)
         .fetchAll(db).map(\.addressStreet!)
     }
-    check(reefNames == grdbNames && !reefNames.isEmpty, "Reef found \(reefNames.count) contacts, GRDB \(grdbNames.count)")
+    check(
+      reefNames == grdbNames && !reefNames.isEmpty, "Reef found \(reefNames.count) contacts, GRDB \(grdbNames.count)")
     let store = reef.store
     let explain = onOtherThread { "\(try! store.collection("Contact").explain(["address.city": .string(city)]))" }
     let plan = try! grdb.read { db in
@@ -417,7 +436,9 @@ let benchmarks: @Sendable () -> Void = {
     return updateMade!
   }
   /// Every (contacts / U)-th contact.
-  func updateIDs() -> [Int] { stride(from: 0, to: contactCount, by: max(1, contactCount / updateCount)).prefix(updateCount).map { $0 } }
+  func updateIDs() -> [Int] {
+    stride(from: 0, to: contactCount, by: max(1, contactCount / updateCount)).prefix(updateCount).map { $0 }
+  }
   nonisolated(unsafe) var updateIndexes: [Int] = []
   let reefUpdate = { () -> Timing in
     let (reef, _) = updateStores()
@@ -494,6 +515,75 @@ let benchmarks: @Sendable () -> Void = {
     return timing
   }
   registerSides(
-    group: "object-iterate", dataset: label(iterateCount), configuration: configuration(maxIterations: 3, seconds: 40, warmup: 0),
+    group: "object-iterate", dataset: label(iterateCount),
+    configuration: configuration(maxIterations: 3, seconds: 40, warmup: 0),
     reef: ("reef-Results", reefIterate), anchors: [("grdb-fetchCursor", grdbIterate)])
+
+  // Issue 15: the cost of a change set against running the query again.
+  nonisolated(unsafe) var changeMade: (reef: Reef, results: Results<Contact>, token: NotificationToken)?
+  nonisolated(unsafe) var delivered = 0
+  nonisolated(unsafe) var changeRun = 0
+  func changeState() -> (reef: Reef, results: Results<Contact>, token: NotificationToken) {
+    if let changeMade { return changeMade }
+    let paths = fixture("changeset-\(contactCount)", contacts: contactCount, businesses: 0)
+    let reef = openReef(paths.reef)
+    let results = reef.objects(Contact.self).sorted(byKeyPath: "name")
+    let token = results.observe { change in
+      switch change {
+      case .initial(let results):
+        check(results.count == contactCount, "the observed results hold \(results.count) contacts")
+      case .update(_, let deletions, let insertions, let modifications):
+        delivered += deletions.count + insertions.count + modifications.count
+      case .error(let error): fatalError("the observed results failed: \(error)")
+      }
+    }
+    changeMade = (reef, results, token)
+    return changeMade!
+  }
+  /// Renames `count` contacts from another thread (a commit the observer did not make).
+  func renameContacts(_ count: Int, store: Store) {
+    changeRun += 1
+    let ids = data().contactIDs
+    let step = max(1, ids.count / count)
+    let run = changeRun
+    onOtherThread {
+      try! store.write { transaction in
+        let contacts = transaction.collection("Contact")
+        for index in 0..<count {
+          let id = ids[(index * step + run) % ids.count]
+          _ = try contacts.updateOne(["_id": .objectId(id)], ["$set": ["name": .string("n\(run % 7)-\(index)")]])
+        }
+      }
+    }
+  }
+  for changed in [1, 1_000] {
+    func notify() -> Timing {
+      let state = changeState()
+      renameContacts(changed, store: state.reef.store)
+      let before = delivered
+      let timing = timed { _ = state.reef.refresh() }
+      check(delivered > before, "refresh delivered no change set after \(changed) renames")
+      return timing
+    }
+    func requery() -> Timing {
+      let state = changeState()
+      let store = state.reef.store
+      return onOtherThread {
+        var ids: [BSON] = []
+        let timing = timed {
+          try! store.read { transaction in
+            let sort = try SortSpecification(["name": 1] as Document)
+            let cursor = try transaction.collection("Contact").find(Document(), options: FindOptions(sort: sort))
+            while let document = try cursor.next() { ids.append(document["_id"] ?? .null) }
+          }
+        }
+        check(ids.count == contactCount, "the query found \(ids.count) contacts")
+        return timing
+      }
+    }
+    registerSides(
+      group: "object-changeset", dataset: "\(label(contactCount))-\(label(changed))",
+      configuration: configuration(maxIterations: 40, seconds: 15),
+      reef: ("reef-notify", notify), anchors: [("requery", requery)])
+  }
 }
