@@ -111,7 +111,8 @@ import Testing
       // Between 1 and 6 changes (moved in place), 8 to 15 (merged in one pass), now and then
       // more than a sixteenth of the results (read again).
       let count =
-        generator.next(10) == 0 ? 20 + generator.next(20) : generator.next(3) == 0 ? 8 + generator.next(8) : 1 + generator.next(6)
+        generator.next(10) == 0
+        ? 20 + generator.next(20) : generator.next(3) == 0 ? 8 + generator.next(8) : 1 + generator.next(6)
       try reef.write {
         for _ in 0..<count {
           switch generator.next(4) {
