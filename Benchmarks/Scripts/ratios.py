@@ -102,6 +102,11 @@ PAIRS = [
     ("13.6a object layer vs raw documents: insert", "object-insert", "reef-add", "store-insert", 1 / 1.5, None),
     ("13.6b object layer vs raw documents: read by _id", "object-read", "reef-object-forPrimaryKey",
      "store-documentForID", 1 / 1.5, None),
+    # Issue 15: a Results observer's change set after another thread renamed 1 (goal: 1/100 of running the query
+    # again, a ratio of at least 100) and 1,000 of 100,000 contacts, against running the query again.
+    ("15 change set of a 100k Results, 1 change", "object-changeset", "reef-notify", "requery", 100.0, None),
+    ("15 change set of a 100k Results, 1,000 changes (no goal)", "object-changeset", "reef-notify", "requery", None,
+     None),
     ("(iterate all values vs bson_iter walk, no goal)", "iterate", "reef-walk-values", "libbson-iter-walk",
      None, "bson"),
 ]
@@ -110,7 +115,8 @@ DATASETS = ["flat", "deep", "full", "tweet", "address.city", "addresses.city", "
 # Query groups time one pass over a 100,000-document stream per operation (scaling factor 1).
 # So do the store groups except lookup (1,000 lookups per iteration): one import, one commit, one query.
 UNSCALED_GROUPS = {"scan", "sort", "import", "commit", "query-indexed", "query-scan",
-                   "object-insert", "object-read", "object-query", "object-update", "object-iterate"}
+                   "object-insert", "object-read", "object-query", "object-update", "object-iterate",
+                   "object-changeset"}
 # Store groups whose pairs record wall-clock ratios (their I/O, the fsync, counts); the others record thread CPU.
 WALL_PAIRED_GROUPS = {"import", "commit", "object-insert", "object-update"}
 

@@ -165,22 +165,25 @@ final class ResultsTracker<Element: Object> {
       for entry in after { entries.insert(entry, at: position(of: entry)) }
       for entry in after { newPositions[entry.id] = position(of: entry) }
     } else {
-      // More: one pass over the array, merging the changed objects in their order.
+      // More: one pass over the array, merging the changed objects in their order, each at
+      // the place a binary search found for it in the old array (whose removed objects are
+      // skipped).
       after.sort { compare($0, $1) < 0 }
+      let places = after.map { position(of: $0) }
       var merged: [(id: BSON, values: [BSON])] = []
       merged.reserveCapacity(entries.count - before.count + after.count)
       var removed = before.makeIterator()
       var nextRemoved = removed.next()?.position
       var added = 0
       for (position, entry) in entries.enumerated() {
-        if position == nextRemoved {
-          nextRemoved = removed.next()?.position
-          continue
-        }
-        while added < after.count, compare(after[added], entry) < 0 {
+        while added < after.count, places[added] <= position {
           newPositions[after[added].id] = merged.count
           merged.append(after[added])
           added += 1
+        }
+        if position == nextRemoved {
+          nextRemoved = removed.next()?.position
+          continue
         }
         merged.append(entry)
       }

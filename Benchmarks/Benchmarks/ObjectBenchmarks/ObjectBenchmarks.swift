@@ -523,6 +523,7 @@ let benchmarks: @Sendable () -> Void = {
   nonisolated(unsafe) var changeMade: (reef: Reef, results: Results<Contact>, token: NotificationToken)?
   nonisolated(unsafe) var delivered = 0
   nonisolated(unsafe) var changeRun = 0
+  let processToken = UInt32.random(in: 0...UInt32.max)
   func changeState() -> (reef: Reef, results: Results<Contact>, token: NotificationToken) {
     if let changeMade { return changeMade }
     let paths = fixture("changeset-\(contactCount)", contacts: contactCount, businesses: 0)
@@ -551,7 +552,9 @@ let benchmarks: @Sendable () -> Void = {
         let contacts = transaction.collection("Contact")
         for index in 0..<count {
           let id = ids[(index * step + run) % ids.count]
-          _ = try contacts.updateOne(["_id": .objectId(id)], ["$set": ["name": .string("n\(run % 7)-\(index)")]])
+          // New in every process too: the fixture keeps the names of earlier runs.
+          let name = "n\(run % 7)-\(index)-\(processToken)"
+          _ = try contacts.updateOne(["_id": .objectId(id)], ["$set": ["name": .string(name)]])
         }
       }
     }
