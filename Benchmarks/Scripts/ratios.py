@@ -104,9 +104,9 @@ PAIRS = [
      "store-documentForID", 1 / 1.5, None),
     # Issue 15: a Results observer's change set after another thread renamed 1 (goal: 1/100 of running the query
     # again, a ratio of at least 100) and 1,000 of 100,000 contacts, against running the query again.
-    ("15 change set of a 100k Results, 1 change", "object-changeset", "reef-notify", "requery", 100.0, None),
-    ("15 change set of a 100k Results, 1,000 changes (no goal)", "object-changeset", "reef-notify", "requery", None,
-     None),
+    ("15 change set of a 100k Results, 1 change", "object-changeset-1", "reef-notify", "requery", 100.0, None),
+    ("15 change set of a 100k Results, 1,000 changes (no goal)", "object-changeset-1k", "reef-notify", "requery",
+     None, None),
     ("(iterate all values vs bson_iter walk, no goal)", "iterate", "reef-walk-values", "libbson-iter-walk",
      None, "bson"),
 ]
@@ -116,7 +116,7 @@ DATASETS = ["flat", "deep", "full", "tweet", "address.city", "addresses.city", "
 # So do the store groups except lookup (1,000 lookups per iteration): one import, one commit, one query.
 UNSCALED_GROUPS = {"scan", "sort", "import", "commit", "query-indexed", "query-scan",
                    "object-insert", "object-read", "object-query", "object-update", "object-iterate",
-                   "object-changeset"}
+                   "object-changeset-1", "object-changeset-1k"}
 # Store groups whose pairs record wall-clock ratios (their I/O, the fsync, counts); the others record thread CPU.
 WALL_PAIRED_GROUPS = {"import", "commit", "object-insert", "object-update"}
 

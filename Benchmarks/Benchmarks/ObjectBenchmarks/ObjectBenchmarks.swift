@@ -29,7 +29,7 @@
 // - object-iterate/<N>: every contact of `objects(Contact.self)` reading `name`, N contacts
 //   (REEF_OBJECT_ITERATE, 1,000,000), against `ContactRecord.fetchCursor(db)`. Peak memory:
 //   Scripts/object-memory.sh.
-// - object-changeset/<C>-<K> (issue 15): a `Results` of every contact sorted by name (C
+// - object-changeset-<K>/<C> (issue 15): a `Results` of every contact sorted by name (C
 //   contacts, no business) is observed; another thread commits new names for K contacts (1 and
 //   1,000; untimed), then the Reef's `refresh()` delivers the change set (timed), against running
 //   the same query again (ReefStore's `find` sorted by name, collecting the `_id`s: what the
@@ -585,7 +585,7 @@ let benchmarks: @Sendable () -> Void = {
       }
     }
     registerSides(
-      group: "object-changeset", dataset: "\(label(contactCount))-\(label(changed))",
+      group: "object-changeset-\(label(changed))", dataset: label(contactCount),
       configuration: configuration(maxIterations: 40, seconds: 15),
       reef: ("reef-notify", notify), anchors: [("requery", requery)])
   }
