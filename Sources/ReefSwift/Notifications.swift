@@ -66,6 +66,7 @@ extension Reef {
   }
 
   func removeObserver(_ id: Int) {
+    for observer in observers where observer.id == id { observer.isRemoved = true }
     observers.removeAll { $0.id == id }
     if observers.isEmpty { feedSequence = nil }
   }
@@ -88,7 +89,7 @@ extension Reef {
     let silenced = silencedObservers
     for observer in observers {
       // An observer removed by an earlier block is not called.
-      guard observers.contains(where: { $0 === observer }) else { continue }
+      guard !observer.isRemoved else { continue }
       observer.notify(self, batch, silenced.contains(observer.id))
     }
   }
@@ -98,6 +99,8 @@ extension Reef {
 final class ReefObserver {
   let id: Int
   let notify: (Reef, ChangeBatch, _ silent: Bool) -> Void
+  /// Set when its token is invalidated, so that a round of delivery under way skips it.
+  var isRemoved = false
   init(id: Int, notify: @escaping (Reef, ChangeBatch, _ silent: Bool) -> Void) {
     self.id = id
     self.notify = notify
