@@ -41,6 +41,10 @@ final class FieldAccess {
 
   /// The element decoded as `Element`, failing with the mismatch message when it does not fit.
   func decode<Element: _ReefValue>(_ element: Document.Element, at position: Int, as type: Element.Type) -> Element {
+    // An embedded element's accessor takes a token of its list's place, shared by the readers
+    // of a frozen Reef.
+    let gate = owner.reef.enterSnapshot()
+    defer { gate?.unlock() }
     var context =
       property.isMap
       ? _ReadContext(owner: owner, field: property.columnName, index: nil, key: element.key)

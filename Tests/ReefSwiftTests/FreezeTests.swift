@@ -93,23 +93,37 @@ import Testing
     try reef.write {
       for id in 1...30 { reef.add(person(id, "P\(id)", city: "C\(id % 4)", dogs: ["D\(id)a", "D\(id)b"])) }
     }
+    let club = DogClub()
+    club.name = "Club"
+    for city in ["Oslo", "Rome", "Lima"] {
+      let address = Address()
+      address.city = city
+      club.regionalOfficeAddresses.append(address)
+    }
+    try reef.write { reef.add(club) }
+    let frozenClub = try club.freeze()
     let results = try reef.objects(Person.self).filter("id > 10").sorted(byKeyPath: "id", ascending: false).freeze()
     let first = try reef.object(ofType: Person.self, forPrimaryKey: 1)!.freeze()
     // A later write: the frozen snapshot does not see it.
-    try reef.write { reef.delete(reef.objects(Person.self)) }
+    try reef.write {
+      reef.delete(reef.objects(Person.self))
+      club.regionalOfficeAddresses.removeAll()
+    }
     let expected =
       (11...30).reversed().map { "P\($0) C\($0 % 4) [\"D\($0)a\", \"D\($0)b\"]" }.joined(separator: "|")
-      + "/P1 C1 [\"D1a\", \"D1b\"]/20"
-    let shared = Smuggled(value: (results, first))
+      + "/P1 C1 [\"D1a\", \"D1b\"]/20/Oslo Rome Lima"
+    let shared = Smuggled(value: (results, first, frozenClub))
     final class Seen: @unchecked Sendable {
       let lock = NSLock()
       var summaries: [String] = []
     }
     let seen = Seen()
     DispatchQueue.concurrentPerform(iterations: 4) { _ in
-      let (results, first) = shared.value
+      let (results, first, club) = shared.value
       for _ in 0..<10 {
-        let summary = results.map(describe).joined(separator: "|") + "/" + describe(first) + "/\(results.count)"
+        let summary =
+          results.map(describe).joined(separator: "|") + "/" + describe(first) + "/\(results.count)/"
+          + club.regionalOfficeAddresses.map { $0.city ?? "-" }.joined(separator: " ")
         seen.lock.withLock { seen.summaries.append(summary) }
       }
     }
@@ -157,6 +171,17 @@ import Testing
     let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
     #expect(
       stderr.contains("Attempting to modify a frozen object - call thaw on the Object instance first."), "\(stderr)")
+  }
+
+  @Test func observingAFrozenReefStopsWithRealmsMessage() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      runOrExitCleanly {
+        let (reef, _) = try openReef()
+        _ = try reef.freeze().objects(Person.self).observe { _ in }
+      }
+    }
+    let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    #expect(stderr.contains("Frozen Reefs do not change and do not have change notifications."), "\(stderr)")
   }
 
   @Test func freezingInAWriteTransactionGivesTheStateTheTransactionBeganFrom() throws {
