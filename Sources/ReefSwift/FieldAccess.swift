@@ -17,6 +17,8 @@ final class FieldAccess {
   /// The elements of the array (or, for a map, the subdocument) stored in the field; none when
   /// the field is missing or null.
   func elements() -> [Document.Element] {
+    let gate = owner.reef.enterSnapshot()
+    defer { gate?.unlock() }
     if let cache, cache.version == owner.reef.version { return cache.elements }
     let document = owner.liveDocument()
     var elements: [Document.Element] = []
@@ -39,6 +41,10 @@ final class FieldAccess {
 
   /// The element decoded as `Element`, failing with the mismatch message when it does not fit.
   func decode<Element: _ReefValue>(_ element: Document.Element, at position: Int, as type: Element.Type) -> Element {
+    // An embedded element's accessor takes a token of its list's place, shared by the readers
+    // of a frozen Reef.
+    let gate = owner.reef.enterSnapshot()
+    defer { gate?.unlock() }
     var context =
       property.isMap
       ? _ReadContext(owner: owner, field: property.columnName, index: nil, key: element.key)
@@ -53,6 +59,8 @@ final class FieldAccess {
   /// The place of this list of embedded objects (the same the `Reef` hands out for its key while
   /// anyone holds it).
   private func place() -> ListPlace {
+    let gate = owner.reef.enterSnapshot()
+    defer { gate?.unlock() }
     if let lazyPlace { return lazyPlace }
     let place = owner.reef.listPlace(owner.placeKey.child(property.columnName))
     lazyPlace = place
@@ -126,6 +134,8 @@ extension ManagedObject {
   /// The live accessor of a collection property: the one handed out while someone still holds
   /// it (so that `person.dogs` is one list), or a new one made by `make` and attached here.
   func collectionAccessor<C: ManagedCollection>(_ property: Property, make: () -> C) -> C {
+    let gate = reef.enterSnapshot()
+    defer { gate?.unlock() }
     if let existing = accessor(property.ordinal) as? C { return existing }
     let made = make()
     made.attach(to: self, property: property)

@@ -87,6 +87,8 @@ extension Reef {
   /// The place of the list of embedded objects named `key`: the one its live accessors share,
   /// or a new one that starts from positions.
   func listPlace(_ key: EpochKey) -> ListPlace {
+    let gate = self.enterSnapshot()
+    defer { gate?.unlock() }
     if let place = listPlaces[key]?.value { return place }
     if listPlaces.count >= listPlacesSweepAt {
       listPlaces = listPlaces.filter { $0.value.value != nil }
@@ -99,6 +101,8 @@ extension Reef {
 
   /// A token no element of this `Reef`'s lists has had.
   func freshListToken() -> Int {
+    let gate = self.enterSnapshot()
+    defer { gate?.unlock() }
     lastListToken -= 1
     return lastListToken
   }

@@ -38,6 +38,8 @@ public final class ManagedObject {
   let epoch: Int
   /// Names this object's place (see ``EpochKey``); made when first needed.
   var epochKey: EpochKey {
+    let gate = reef.enterSnapshot()
+    defer { gate?.unlock() }
     if let lazyEpochKey { return lazyEpochKey }
     let key = parent.map { $0.placeKey.child(field) } ?? EpochKey(type: schema.className, id: id, path: "")
     lazyEpochKey = key
@@ -48,6 +50,8 @@ public final class ManagedObject {
   /// element its token too (so that its places move with it), for a map's value its key; made
   /// when first needed.
   var placeKey: EpochKey {
+    let gate = reef.enterSnapshot()
+    defer { gate?.unlock() }
     if let lazyPlaceKey { return lazyPlaceKey }
     let key =
       if let mapKey { epochKey.entry(mapKey) } else if place != nil { epochKey.element(token) } else { epochKey }
@@ -69,9 +73,17 @@ public final class ManagedObject {
   @usableFromInline func property(_ ordinal: Int) -> Property { schema.property(ordinal: ordinal) }
 
   /// The accessor handed out for a collection property, while someone holds it.
-  func accessor(_ ordinal: Int) -> AnyObject? { accessorTable[ordinal]?.value }
+  func accessor(_ ordinal: Int) -> AnyObject? {
+    let gate = reef.enterSnapshot()
+    defer { gate?.unlock() }
+    return accessorTable[ordinal]?.value
+  }
   /// Remembers the accessor handed out for a collection property.
-  func setAccessor(_ ordinal: Int, _ accessor: AnyObject) { accessorTable[ordinal] = WeakAccessor(accessor) }
+  func setAccessor(_ ordinal: Int, _ accessor: AnyObject) {
+    let gate = reef.enterSnapshot()
+    defer { gate?.unlock() }
+    accessorTable[ordinal] = WeakAccessor(accessor)
+  }
 
   init(reef: Reef, schema: ObjectSchema, id: BSON, document: Document?) {
     self.reef = reef
@@ -133,6 +145,8 @@ public final class ManagedObject {
   /// Where this embedded object is in its parent now: its field and, in a list, its current
   /// position; nil for a list element that left its list.
   var step: PathStep? {
+    let gate = reef.enterSnapshot()
+    defer { gate?.unlock() }
     guard let place else { return PathStep(field: field, index: nil, key: mapKey) }
     return place.position(of: token).map { PathStep(field: field, index: $0) }
   }
@@ -153,6 +167,8 @@ public final class ManagedObject {
   /// The document as of the `Reef`'s current version, or nil when the object is gone.
   func currentDocument() -> Document? {
     reef.checkThread()
+    let gate = reef.enterSnapshot()
+    defer { gate?.unlock() }
     if version == reef.version, let document { return document }
     let fresh: Document?
     if let parent {

@@ -58,6 +58,7 @@ extension Reef {
   /// Registers an observer: called with each batch of the change feed this `Reef` moves past,
   /// and whether its block is to stay silent.
   func addObserver(_ notify: @escaping (Reef, ChangeBatch, _ silent: Bool) -> Void) -> NotificationToken {
+    precondition(!isFrozen, "Frozen Reefs do not change and do not have change notifications.")
     checkThread()
     if feedSequence == nil { feedSequence = (try? transaction().changeSequence()) ?? 0 }
     nextObserverID += 1

@@ -85,8 +85,9 @@ open class ObjectBase: CustomStringConvertible {
   /// The object's schema.
   public final var objectSchema: ObjectSchema { ObjectSchema.of(type(of: self)) }
 
-  /// Whether the object is frozen (an immutable snapshot). Objects are never frozen yet.
-  public final var isFrozen: Bool { false }
+  /// Whether the object is frozen: managed by a frozen `Reef` (``Reef/freeze()``), an immutable
+  /// snapshot readable from any thread.
+  public final var isFrozen: Bool { _managed?.reef.isFrozen ?? false }
 
   /// A property's value by its Swift name, for dynamic access; nil for an unknown name.
   ///

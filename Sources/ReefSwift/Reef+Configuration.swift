@@ -38,6 +38,12 @@ extension Reef {
     }
     /// How commits reach the disk (see ``ReefStore/Durability``).
     public var durability: Durability = .full
+    /// The most versions (snapshots) of the file this process may pin at once: the snapshots
+    /// of live `Reef`s and of frozen ones (``Reef/freeze()``), counted once per version. Nil
+    /// (the default) sets no limit. Past it, ``Reef/freeze()`` and ``Reef/beginWrite()`` throw
+    /// ``ReefError/Kind/tooManyActiveVersions`` instead of letting the file grow: LMDB cannot
+    /// reuse the pages a later write frees while an older snapshot is pinned.
+    public var maximumNumberOfActiveVersions: UInt?
 
     /// A configuration with the defaults, changed by the arguments given.
     public init(

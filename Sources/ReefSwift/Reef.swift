@@ -32,7 +32,16 @@ public final class Reef {
   /// deletes (which change which objects there are) and all writes (which may change which
   /// objects match a query, and their order).
   private var writeCounts: [String: (structural: Int, all: Int)] = [:]
-  private var readTransaction: Transaction?
+  private var readTransaction: Transaction? {
+    didSet { readPin = VersionPins.pin(readTransaction, of: store) }
+  }
+  /// Counts this live `Reef`'s snapshot among the file's pinned versions (see `VersionPins`).
+  private var readPin: VersionPin?
+  /// For a frozen `Reef`: its pinned snapshot and the lock its readers take (see
+  /// `Reef+Freeze.swift`); nil for a live one.
+  private(set) var frozenSnapshot: FrozenSnapshot?
+  /// The frozen `Reef` last made of this live one's snapshot, reused while it lives.
+  var frozenCopy: (snapshotVersion: Int, reef: WeakReef)?
   private var writeTransaction: Transaction?
   /// The first rule broken inside the current write transaction: `write` throws it.
   private var pendingError: ReefError?
@@ -101,6 +110,18 @@ public final class Reef {
     try migrateIfNeeded()
   }
 
+  /// A frozen `Reef` reading `snapshot`, with `template`'s configuration, store and types.
+  init(frozen snapshot: FrozenSnapshot, like template: Reef) {
+    configuration = template.configuration
+    store = template.store
+    memoryFile = template.memoryFile
+    let gate = template.enterSnapshot()
+    types = template.types
+    gate?.unlock()
+    frozenSnapshot = snapshot
+    readTransaction = snapshot.transaction
+  }
+
   deinit {
     writeTransaction?.rollback()
     readTransaction?.end()
@@ -110,6 +131,8 @@ public final class Reef {
 
   /// Stops with a clear message when used from a thread other than its own.
   @inline(__always) func checkThread() {
+    // A frozen Reef is read from any thread (its readers take its snapshot's lock).
+    if isFrozen { return }
     precondition(
       ThreadID.current == thread,
       "Reef accessed from incorrect thread: a Reef and its live objects belong to the thread that opened it")
@@ -124,11 +147,40 @@ public final class Reef {
     return transaction
   }
 
+  /// A read transaction on this live `Reef`'s snapshot, for a frozen copy of it: a new one when
+  /// no commit came since the snapshot began (or, in a write transaction, the state it began
+  /// from). LMDB cannot open a second reader on an older snapshot: a frozen copy then takes this
+  /// `Reef`'s own reader, and this `Reef` moves to the latest state as ``refresh()`` does.
+  func snapshotForFreezing(limit: UInt?) throws(ReefError) -> (Transaction, VersionPin) {
+    let fresh = try storeCall { () throws(StoreError) in try store.beginRead() }
+    if writeTransaction == nil, readTransaction == nil, let own = try? store.beginRead() {
+      // This Reef's snapshot begins now, where the frozen copy's is (unless a commit came between).
+      if own.snapshotID == fresh.snapshotID { readTransaction = own } else { own.end() }
+    }
+    guard writeTransaction == nil, let current = readTransaction, current.snapshotID != fresh.snapshotID else {
+      do {
+        return (fresh, try VersionPins.pin(fresh.snapshotID, of: store, limit: limit))
+      } catch {
+        fresh.end()
+        throw error
+      }
+    }
+    fresh.end()
+    let pin = try VersionPins.pin(current.snapshotID, of: store, limit: limit)
+    readTransaction = nil
+    refresh()
+    return (current, pin)
+  }
+
+  /// The snapshot this live `Reef` reads now (nil before its first read, and in a write).
+  var readSnapshotID: Int? { writeTransaction == nil ? readTransaction?.snapshotID : nil }
+
   /// Whether a write transaction is open.
   public var isInWriteTransaction: Bool { writeTransaction != nil }
 
   /// Stops with Realm's message when a managed object is changed outside a write transaction.
   func requireWriteTransaction() {
+    precondition(!isFrozen, "Attempting to modify a frozen object - call thaw on the Object instance first.")
     checkThread()
     precondition(
       writeTransaction != nil,
@@ -138,6 +190,7 @@ public final class Reef {
   /// Begins a write transaction: it waits for other writers, then sees the file's latest state.
   /// - Throws: ``ReefError/Kind/transaction`` when one is already open; the store's error.
   public func beginWrite() throws {
+    if isFrozen { throw ReefError.frozenWrite() }
     checkThread()
     if configuration.readOnly {
       throw ReefError(
@@ -147,6 +200,8 @@ public final class Reef {
     guard writeTransaction == nil else {
       throw ReefError(.transaction, "a write transaction is already open on this Reef")
     }
+    try VersionPins.checkNewVersion(
+      of: store, limit: configuration.maximumNumberOfActiveVersions, releasing: readTransaction?.snapshotID)
     readTransaction?.end()
     readTransaction = nil
     writeTransaction = try storeCall { () throws(StoreError) in try store.beginWrite() }
@@ -239,7 +294,7 @@ public final class Reef {
   @discardableResult
   public func refresh() -> Bool {
     checkThread()
-    guard writeTransaction == nil else { return false }
+    guard writeTransaction == nil, !isFrozen else { return false }
     readTransaction?.end()
     readTransaction = nil
     newSnapshot()
@@ -274,6 +329,8 @@ public final class Reef {
   /// are written with the next write.
   @discardableResult
   func register(_ objectClass: ObjectBase.Type) throws(ReefError) -> ObjectSchema {
+    let gate = enterSnapshot()
+    defer { gate?.unlock() }
     let key = ObjectIdentifier(objectClass)
     if let schema = types[key] { return schema }
     let schema = ObjectSchema.of(objectClass)
@@ -285,7 +342,7 @@ public final class Reef {
     }
     if writeTransaction != nil {
       try flushSetUp()
-    } else if !configuration.readOnly, !pendingSetUp.isEmpty, (try? needsSetUp()) == true {
+    } else if !configuration.readOnly, !isFrozen, !pendingSetUp.isEmpty, (try? needsSetUp()) == true {
       try storeCall { () throws(StoreError) in
         let transaction = try store.beginWrite()
         do throws(StoreError) {
@@ -389,6 +446,8 @@ public final class Reef {
 
   /// The stored document of the object of `schema` a link value names, if it exists.
   func document(of schema: ObjectSchema, identity: BSON) throws(StoreError) -> Document? {
+    let gate = enterSnapshot()
+    defer { gate?.unlock() }
     let collection = try transaction().collection(schema.className)
     if let key = schema.primaryKeyProperty, !schema.primaryKeyIsID {
       return try collection.findOne([key.columnName: identity])

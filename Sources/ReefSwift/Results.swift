@@ -97,6 +97,8 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   /// regular expression over its match limit, a damaged document) is an ``ReefError/Kind/invalidQuery``
   /// error with the query module's error, other store errors ``ReefError/Kind/store``.
   private func read<R>(_ body: () throws(StoreError) -> R) throws(ReefError) -> R {
+    let gate = reef.enterSnapshot()
+    defer { gate?.unlock() }
     do {
       return try storeCall(type: schema.className, body)
     } catch {
@@ -220,6 +222,8 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   }
 
   func fetchIDs() throws(ReefError) -> [BSON] {
+    let gate = reef.enterSnapshot()
+    defer { gate?.unlock() }
     let version = currentVersion
     if snapshot.version == version { return snapshot.ids }
     let next = try documentStream()
@@ -237,6 +241,8 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
   /// How many objects match, counted in the store.
   public var count: Int {
+    let gate = reef.enterSnapshot()
+    defer { gate?.unlock() }
     let version = currentVersion
     if snapshot.version == version { return snapshot.ids.count }
     if snapshot.countVersion == version { return snapshot.count }
@@ -254,6 +260,8 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
   /// The object at `position` in the results' order.
   public subscript(position: Int) -> Element {
+    let gate = reef.enterSnapshot()
+    defer { gate?.unlock() }
     let id = ids()[position]
     guard let document = try? reef.transaction().collection(schema.className).document(forID: id) else {
       preconditionFailure("the object at \(position) of the results is gone")

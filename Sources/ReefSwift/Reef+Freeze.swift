@@ -1,0 +1,267 @@
+import ReefBSON
+import ReefStore
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The snapshot a frozen `Reef` reads: a read transaction pinned until the frozen `Reef` (and
+/// every frozen object, result and collection of it) goes, and the lock its readers take.
+///
+/// LMDB lets a read transaction of a store opened with `MDB_NOTLS` be used from any thread, but
+/// not from two at once: every read of a frozen `Reef` (and the caches of its objects and
+/// results) runs under this recursive lock, so readers on several threads take turns.
+final class FrozenSnapshot: @unchecked Sendable {
+  let transaction: Transaction
+  private let pin: VersionPin
+  private var mutex = pthread_mutex_t()
+
+  init(transaction: Transaction, pin: VersionPin) {
+    self.transaction = transaction
+    self.pin = pin
+    var attributes = pthread_mutexattr_t()
+    pthread_mutexattr_init(&attributes)
+    pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE))
+    pthread_mutex_init(&mutex, &attributes)
+    pthread_mutexattr_destroy(&attributes)
+  }
+
+  func lock() { pthread_mutex_lock(&mutex) }
+  func unlock() { pthread_mutex_unlock(&mutex) }
+
+  deinit {
+    // Any thread may end it (MDB_NOTLS); the pin goes with this object.
+    transaction.end()
+    pthread_mutex_destroy(&mutex)
+  }
+}
+
+/// A weak reference to a `Reef` (a live `Reef`'s last frozen copy).
+final class WeakReef {
+  weak var value: Reef?
+  init(_ value: Reef) { self.value = value }
+}
+
+extension ReefError.Kind {
+  /// A write transaction was begun on a frozen `Reef` (or a frozen object was changed).
+  public static let frozen = ReefError.Kind(rawValue: "frozen")
+  /// More versions of the file would be pinned than
+  /// ``Reef/Configuration/maximumNumberOfActiveVersions`` allows.
+  public static let tooManyActiveVersions = ReefError.Kind(rawValue: "tooManyActiveVersions")
+}
+
+extension ReefError {
+  /// The error for a write transaction begun on a frozen `Reef`.
+  static func frozenWrite() -> ReefError {
+    ReefError(
+      .frozen,
+      "Can't perform transactions on a frozen Reef: it is an immutable snapshot; thaw() it for a live Reef of this thread"
+    )
+  }
+}
+
+extension Reef {
+  /// Whether this `Reef` is frozen: an immutable snapshot of the file, made by ``freeze()``,
+  /// readable from any thread.
+  public var isFrozen: Bool { frozenSnapshot != nil }
+
+  /// For the reads of a frozen `Reef`: takes its snapshot's lock (release it with `unlock()`);
+  /// nil, and nothing taken, for a live `Reef`.
+  @inline(__always) func enterSnapshot() -> FrozenSnapshot? {
+    guard let frozenSnapshot else { return nil }
+    frozenSnapshot.lock()
+    return frozenSnapshot
+  }
+
+  /// An immutable snapshot of this `Reef`: Realm's `freeze()`. It reads the state this `Reef`
+  /// reads now, forever, from any thread (several at once: their reads take turns behind the
+  /// snapshot's lock). Its objects, results and collections are frozen too; writing to it is
+  /// refused, and it has no notifications. A frozen `Reef` returns itself.
+  ///
+  /// Inside a write transaction it is the state the transaction began from (its own changes are
+  /// not in it). When other commits came since this `Reef`'s snapshot began, the frozen `Reef`
+  /// takes over that snapshot's reader (LMDB cannot open a second one on an older state) and
+  /// this `Reef` moves to the latest state, as ``refresh()`` does, notifications included.
+  /// Freezing again before this `Reef` moves on returns the same frozen `Reef`, while it lives.
+  ///
+  /// **Cost.** A frozen `Reef` holds one of the store's reader slots and pins its snapshot until
+  /// it and everything frozen from it is released: LMDB cannot reuse pages that later writes
+  /// free while an older snapshot is pinned, so holding frozen objects for a long time makes the
+  /// file grow. ``Configuration/maximumNumberOfActiveVersions`` bounds how many are pinned.
+  /// - Throws: ``ReefError/Kind/tooManyActiveVersions`` past that limit;
+  ///   ``ReefError/Kind/store`` when no reader slot is free.
+  public func freeze() throws(ReefError) -> Reef {
+    if isFrozen { return self }
+    checkThread()
+    if let copy = frozenCopy, copy.snapshotVersion == snapshotVersion, let reef = copy.reef.value,
+      isInWriteTransaction || readSnapshotID == reef.frozenSnapshot?.transaction.snapshotID
+    {
+      return reef
+    }
+    let before = snapshotVersion
+    let (transaction, pin) = try snapshotForFreezing(limit: configuration.maximumNumberOfActiveVersions)
+    let frozen = Reef(frozen: FrozenSnapshot(transaction: transaction, pin: pin), like: self)
+    if snapshotVersion == before { frozenCopy = (before, WeakReef(frozen)) }
+    return frozen
+  }
+
+  /// A live `Reef` of the same configuration on the calling thread: Realm's `thaw()`. A live
+  /// `Reef` returns itself.
+  /// - Throws: what ``init(configuration:)`` throws.
+  public func thaw() throws -> Reef {
+    guard isFrozen else { return self }
+    return try Reef(configuration: configuration)
+  }
+}
+
+/// Where a managed object is in its file: its top-level object's type and `_id` and the steps
+/// into embedded objects, with no reference to a `Reef`; found again in another `Reef` of the
+/// file (frozen or live, on any thread).
+struct ObjectPath: @unchecked Sendable {
+  let schema: ObjectSchema
+  let id: BSON
+  /// Each embedded object on the way: its schema and its step from its parent.
+  let steps: [(schema: ObjectSchema, step: PathStep)]
+
+  /// The path of `state` now; nil for an embedded list element that left its list.
+  init?(_ state: ManagedObject) {
+    var steps: [(schema: ObjectSchema, step: PathStep)] = []
+    var current = state
+    while let parent = current.parent {
+      guard let step = current.step else { return nil }
+      steps.append((current.schema, step))
+      current = parent
+    }
+    schema = current.schema
+    id = current.id
+    self.steps = steps.reversed()
+  }
+
+  /// The object at this path in `reef`'s snapshot, or nil when it is not there.
+  func state(in reef: Reef) -> ManagedObject? {
+    let gate = reef.enterSnapshot()
+    defer { gate?.unlock() }
+    _ = try? reef.register(schema.objectClass)
+    guard let document = try? reef.transaction().collection(schema.className).document(forID: id) else { return nil }
+    var state = ManagedObject(reef: reef, schema: schema, id: id, document: document)
+    for (schema, step) in steps {
+      state = ManagedObject(reef: reef, schema: schema, parent: state, step: step)
+      guard state.currentDocument() != nil else { return nil }
+    }
+    return state
+  }
+}
+
+extension _ObjectObservable where Self: ObjectBase {
+  /// An immutable snapshot of this managed object (and, through it, of its embedded objects,
+  /// lists and links), readable from any thread: Realm's `freeze()`. It lives in its `Reef`'s
+  /// frozen copy (``Reef/freeze()``, whose cost it shares); a frozen object returns itself.
+  /// - Throws: ``ReefError/Kind/wrongReef`` for an unmanaged object; ``ReefError/Kind/invalidated``
+  ///   for a deleted one; ``ReefError/Kind/transaction`` for one added in the open write
+  ///   transaction (the frozen state is the one the transaction began from); what
+  ///   ``Reef/freeze()`` throws.
+  public func freeze() throws(ReefError) -> Self {
+    guard let managed = _managed else {
+      throw ReefError(
+        .wrongReef, "Unmanaged objects cannot be frozen: add it to a Reef first", type: objectSchema.className)
+    }
+    if managed.reef.isFrozen { return self }
+    guard managed.currentDocument() != nil, let path = ObjectPath(managed) else {
+      throw ReefError(.invalidated, "Object has been deleted or invalidated", type: objectSchema.className)
+    }
+    let frozen = try managed.reef.freeze()
+    guard let state = path.state(in: frozen) else {
+      throw ReefError(
+        .transaction, "Cannot freeze an object in the same write transaction as it was created in",
+        type: objectSchema.className)
+    }
+    return unsafeDowncast(state.makeObject(), to: Self.self)
+  }
+
+  /// The live counterpart of this frozen object, in a live `Reef` of the calling thread
+  /// (``Reef/thaw()``), or nil when it was deleted since: Realm's `thaw()`. A live object
+  /// returns itself.
+  /// - Throws: what ``Reef/thaw()`` throws.
+  public func thaw() throws -> Self? {
+    guard let managed = _managed, managed.reef.isFrozen else { return self }
+    let gate = managed.reef.enterSnapshot()
+    let path = ObjectPath(managed)
+    gate?.unlock()
+    guard let path else { return nil }
+    return path.state(in: try managed.reef.thaw()).map { unsafeDowncast($0.makeObject(), to: Self.self) }
+  }
+}
+
+extension Results {
+  /// Whether these results are frozen (their `Reef` is).
+  public var isFrozen: Bool { reef.isFrozen }
+
+  /// These results over the `Reef`'s frozen copy (``Reef/freeze()``): they never change and can
+  /// be read from any thread. Frozen results return themselves.
+  /// - Throws: what ``Reef/freeze()`` throws.
+  public func freeze() throws(ReefError) -> Results {
+    if isFrozen { return self }
+    return Results(
+      reef: try reef.freeze(), schema: schema, conditions: conditions, sortKeys: sortKeys,
+      distinctPaths: distinctPaths)
+  }
+
+  /// These results, live, over a live `Reef` of the calling thread. Live results return
+  /// themselves.
+  /// - Throws: what ``Reef/thaw()`` throws.
+  public func thaw() throws -> Results {
+    guard isFrozen else { return self }
+    let live = try reef.thaw()
+    live.registerOrStop(Element.self)
+    return Results(
+      reef: live, schema: schema, conditions: conditions, sortKeys: sortKeys, distinctPaths: distinctPaths)
+  }
+}
+
+extension _CollectionAccessor {
+  /// Whether this collection is frozen (its object is).
+  public var isFrozen: Bool { access?.owner.reef.isFrozen ?? false }
+
+  /// This managed collection (`List`, `MutableSet`, `Map`) as its object's frozen snapshot has
+  /// it (``ObjectBase/freeze()``): readable from any thread. A frozen collection returns itself.
+  /// - Throws: ``ReefError/Kind/wrongReef`` for an unmanaged collection; what freezing its object
+  ///   throws.
+  public func freeze() throws(ReefError) -> Self {
+    guard let access else {
+      throw ReefError(.wrongReef, "This method may only be called on collections of managed objects")
+    }
+    if isFrozen { return self }
+    let owner = access.owner
+    guard owner.currentDocument() != nil, let path = ObjectPath(owner) else {
+      throw ReefError(.invalidated, "Object has been deleted or invalidated", type: owner.schema.className)
+    }
+    guard let state = path.state(in: try owner.reef.freeze()) else {
+      throw ReefError(
+        .transaction, "Cannot freeze an object in the same write transaction as it was created in",
+        type: owner.schema.className)
+    }
+    return collection(of: state, access.property)
+  }
+
+  /// The live counterpart of this frozen collection, in a live `Reef` of the calling thread, or
+  /// nil when its object was deleted since. A live collection returns itself.
+  /// - Throws: what ``Reef/thaw()`` throws.
+  public func thaw() throws -> Self? {
+    guard let access, isFrozen else { return self }
+    let gate = access.owner.reef.enterSnapshot()
+    let path = ObjectPath(access.owner)
+    gate?.unlock()
+    guard let path, let state = path.state(in: try access.owner.reef.thaw()) else { return nil }
+    return collection(of: state, access.property)
+  }
+
+  /// The accessor of `property` on `owner`.
+  private func collection(of owner: ManagedObject, _ property: Property) -> Self {
+    guard let collection = property.codec.get(owner, property) as? Self else {
+      preconditionFailure("\(owner.schema.className).\(property.name) is not a \(Self.self)")
+    }
+    return collection
+  }
+}
