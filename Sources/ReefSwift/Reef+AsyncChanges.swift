@@ -152,10 +152,10 @@ extension Results {
   public func changes(keyPaths: [String]?) -> ReefChanges<ReefCollectionChange<Results<Element>>> {
     let failure = { (error: any Error) in ReefCollectionChange<Results<Element>>.error(error) }
     let frozen: Results
-    var ids: [BSON]
+    let tracker: ResultsTracker<Element>
     do {
       frozen = try freeze()
-      ids = try frozen.fetchIDs()
+      tracker = try ResultsTracker(frozen)
     } catch {
       let (stream, continuation) = AsyncStream<ReefCollectionChange<Results<Element>>>.makeStream()
       continuation.yieldFrozen(.error(error))
@@ -165,25 +165,25 @@ extension Results {
     let (schema, conditions, sortKeys, distinct) = (schema, conditions, sortKeys, distinctPaths)
     let collection = schema.className
     let paths = keyPaths.map { $0.map { ChangePaths.stored($0, schema: schema) } }
-    // Results through links depend on other collections: any commit reruns them.
-    let linked = schema.properties.contains { $0.isLink }
+    // Results through links depend on other collections: any commit reads them again.
+    let linked = ResultsTracker<Element>.dependsOnOtherObjects(schema)
     return FrozenFeed.start(from: frozen.reef, initial: .initial(frozen), failure: failure) {
       reef, batch, continuation in
       let touched = !batch.isComplete || linked || batch.commits.contains { $0.touches(collection) }
       guard touched else { return true }
       let results = Results(
         reef: reef, schema: schema, conditions: conditions, sortKeys: sortKeys, distinctPaths: distinct)
-      let newIDs: [BSON]
+      // Followed object by object, as `observe` does, in the batch's frozen state.
+      tracker.results = results
+      let change: CollectionDiff?
       do {
-        newIDs = try results.fetchIDs()
+        change = try tracker.update(
+          batch: batch, modified: ChangePaths.modifiedIDs(in: collection, batch: batch, paths: paths))
       } catch {
         continuation.yieldFrozen(.error(error))
         return false
       }
-      let modified = ChangePaths.modifiedIDs(in: collection, batch: batch, paths: paths)
-      let change = CollectionDiff(old: ids, new: newIDs, modified: modified)
-      ids = newIDs
-      if !change.isEmpty {
+      if let change {
         continuation.yieldFrozen(
           .update(
             results, deletions: change.deletions, insertions: change.insertions,

@@ -18,7 +18,9 @@ import ReefStore
 /// changed (a reset collection, a feed that was trimmed) are read again in full, as are commits
 /// that changed more than a sixteenth of the results.
 final class ResultsTracker<Element: Object> {
-  private let results: Results<Element>
+  /// The results followed: the same query, in the `Reef` whose state the tracker moves to
+  /// (the async sequences give it a new frozen `Reef` for each batch).
+  var results: Results<Element>
   private let collection: String
   /// The results' sort (nil: `_id` order).
   private let sort: SortSpecification?
