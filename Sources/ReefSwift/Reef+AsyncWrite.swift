@@ -63,8 +63,7 @@ extension Reef {
   /// - Returns: an identifier for ``cancelAsyncWrite(_:)``, which cancels the write while it
   ///   waits for the write lock.
   @discardableResult
-  public func writeAsync(_ block: @escaping () -> Void, onComplete: ((Error?) -> Void)? = nil) -> AsyncTransactionId
-  {
+  public func writeAsync(_ block: @escaping () -> Void, onComplete: ((Error?) -> Void)? = nil) -> AsyncTransactionId {
     checkThread()
     return enqueueAsyncWrite(
       { [unowned self] in

@@ -127,7 +127,7 @@ struct BlockError: Error, Equatable {}
     let reef = queueReef(path, queue)
     let log = LockedLog()
     let held = HeldWrite(path: path, id: 1, name: "Ann")
-    queue.sync {
+    _ = queue.sync {
       reef.value.writeAsync {
         log.append("block sees \(reef.value.objects(Person.self).map(\.name))")
         reef.value.add(makePerson(2, "Bob"))
@@ -151,15 +151,27 @@ struct BlockError: Error, Equatable {}
     let log = LockedLog()
     queue.sync {
       let reef = reef.value
-      reef.writeAsync { reef.add(makePerson(1, "Ann")) } onComplete: { _ in log.append("done Ann") }
-      let bob = reef.writeAsync { reef.add(makePerson(2, "Bob")) } onComplete: { _ in log.append("done Bob") }
+      reef.writeAsync {
+        reef.add(makePerson(1, "Ann"))
+      } onComplete: { _ in
+        log.append("done Ann")
+      }
+      let bob = reef.writeAsync {
+        reef.add(makePerson(2, "Bob"))
+      } onComplete: { _ in
+        log.append("done Bob")
+      }
       reef.beginAsyncWrite {
         reef.add(makePerson(3, "Cy"))
         let commit = reef.commitAsyncWrite { _ in log.append("done Cy") }
         // The commit stays; its completion is not called.
         reef.cancelAsyncWrite(commit)
       }
-      reef.writeAsync { reef.add(makePerson(4, "Dee")) } onComplete: { _ in log.append("done Dee") }
+      reef.writeAsync {
+        reef.add(makePerson(4, "Dee"))
+      } onComplete: { _ in
+        log.append("done Dee")
+      }
       reef.cancelAsyncWrite(bob)
     }
     #expect(log.wait(for: 2))
