@@ -20,7 +20,7 @@ final class HeldWrite: @unchecked Sendable {
       try! reef.write {
         reef.add(makePerson(id, name))
         began.signal()
-        timedOut = release.wait(timeout: .now() + 20) == .timedOut
+        timedOut = release.wait(timeout: .now() + 120) == .timedOut
       }
       done.signal()
     }.start()
