@@ -541,6 +541,8 @@ final class Mutex: @unchecked Sendable {
   }
   func lock() { pthread_mutex_lock(&mutex) }
   func unlock() { pthread_mutex_unlock(&mutex) }
+  /// Takes the lock if no one holds it; returns whether it did.
+  func tryLock() -> Bool { pthread_mutex_trylock(&mutex) == 0 }
   /// Runs `body` holding the lock if no one holds it; does nothing otherwise.
   func withLockIfAvailable(_ body: () -> Void) {
     guard pthread_mutex_trylock(&mutex) == 0 else { return }

@@ -7,19 +7,34 @@ import ReefStore
 public final class NotificationToken {
   private weak var reef: Reef?
   let id: Int
+  /// For an observation delivered on a queue: stops it, from any thread (see
+  /// `Notifications+Queue.swift`).
+  private let stop: (@Sendable () -> Void)?
 
   init(reef: Reef?, id: Int) {
     self.reef = reef
     self.id = id
+    stop = nil
   }
 
-  /// Stops the notifications (from the `Reef`'s thread).
+  init(stop: @escaping @Sendable () -> Void) {
+    id = 0
+    self.stop = stop
+  }
+
+  /// Stops the notifications (from the `Reef`'s thread; from any thread for a block delivered
+  /// on a queue, whose calls then end: none begins after this returns).
   public func invalidate() {
+    stop?()
+    guard reef != nil else { return }
     reef?.removeObserver(id)
     reef = nil
   }
 
-  deinit { reef?.removeObserver(id) }
+  deinit {
+    stop?()
+    reef?.removeObserver(id)
+  }
 }
 
 extension Reef {

@@ -38,12 +38,6 @@ final class FrozenSnapshot: @unchecked Sendable {
   }
 }
 
-/// A weak reference to a `Reef` (a live `Reef`'s last frozen copy).
-final class WeakReef {
-  weak var value: Reef?
-  init(_ value: Reef) { self.value = value }
-}
-
 extension ReefError.Kind {
   /// A write transaction was begun on a frozen `Reef` (or a frozen object was changed).
   public static let frozen = ReefError.Kind(rawValue: "frozen")
@@ -95,7 +89,7 @@ extension Reef {
   public func freeze() throws(ReefError) -> Reef {
     if isFrozen { return self }
     checkThread()
-    if let copy = frozenCopy, copy.snapshotVersion == snapshotVersion, let reef = copy.reef.value,
+    if let copy = frozenCopy, copy.snapshotVersion == snapshotVersion, let reef = copy.reef.reef,
       isInWriteTransaction || readSnapshotID == reef.frozenSnapshot?.transaction.snapshotID
     {
       return reef

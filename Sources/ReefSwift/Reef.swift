@@ -21,7 +21,9 @@ public final class Reef {
   /// around the object layer. Open a file once per process: use this rather than a second
   /// `Store(path:)` of the same file.
   public let store: Store
-  let thread = ThreadID.current
+  /// What this `Reef` is confined to: the thread that opened it, a queue or an actor (see
+  /// `Confinement.swift`).
+  let confinement: Confinement
   /// Moves on with every change this `Reef` makes or sees: managed objects read their
   /// document again when it has moved.
   private(set) var version = 0
@@ -97,7 +99,13 @@ public final class Reef {
   /// and sets up their collections and indexes.
   /// - Throws: ``ReefError`` of kind ``ReefError/Kind/schema`` naming each rule a model breaks
   ///   (type and property); ``ReefError/Kind/store`` when the file cannot be opened.
-  public init(configuration: Configuration) throws {
+  public convenience init(configuration: Configuration) throws {
+    try self.init(configuration: configuration, confinement: .thread(.current))
+  }
+
+  /// Opens a file for use within `confinement` (see ``init(configuration:)``).
+  init(configuration: Configuration, confinement: Confinement) throws {
+    self.confinement = confinement
     self.configuration = configuration
     store = try StoreTable.store(
       path: configuration.path, readOnly: configuration.readOnly && configuration.inMemoryIdentifier == nil,
@@ -112,6 +120,8 @@ public final class Reef {
 
   /// A frozen `Reef` reading `snapshot`, with `template`'s configuration, store and types.
   init(frozen snapshot: FrozenSnapshot, like template: Reef) {
+    // Never checked: a frozen Reef is read from any thread.
+    confinement = template.confinement
     configuration = template.configuration
     store = template.store
     memoryFile = template.memoryFile
@@ -129,13 +139,12 @@ public final class Reef {
 
   // MARK: Threads and transactions
 
-  /// Stops with a clear message when used from a thread other than its own.
+  /// Stops with a clear message when used outside what it is confined to (its thread, queue or
+  /// actor).
   @inline(__always) func checkThread() {
     // A frozen Reef is read from any thread (its readers take its snapshot's lock).
     if isFrozen { return }
-    precondition(
-      ThreadID.current == thread,
-      "Reef accessed from incorrect thread: a Reef and its live objects belong to the thread that opened it")
+    confinement.check()
   }
 
   /// The transaction reads go through: the write transaction, or this `Reef`'s snapshot.
@@ -190,6 +199,12 @@ public final class Reef {
   /// Begins a write transaction: it waits for other writers, then sees the file's latest state.
   /// - Throws: ``ReefError/Kind/transaction`` when one is already open; the store's error.
   public func beginWrite() throws {
+    _ = try beginWrite(waiting: true)
+  }
+
+  /// Begins a write transaction; without `waiting`, only when no other writer of this process
+  /// holds the store's write lock now: returns whether it began.
+  func beginWrite(waiting: Bool) throws -> Bool {
     if isFrozen { throw ReefError.frozenWrite() }
     checkThread()
     if configuration.readOnly {
@@ -202,12 +217,24 @@ public final class Reef {
     }
     try VersionPins.checkNewVersion(
       of: store, limit: configuration.maximumNumberOfActiveVersions, releasing: readTransaction?.snapshotID)
-    readTransaction?.end()
-    readTransaction = nil
-    writeTransaction = try storeCall { () throws(StoreError) in try store.beginWrite() }
+    let transaction: Transaction
+    if waiting {
+      readTransaction?.end()
+      readTransaction = nil
+      transaction = try storeCall { () throws(StoreError) in try store.beginWrite() }
+    } else {
+      guard let begun = try storeCall({ () throws(StoreError) in try store.beginWriteIfAvailable() }) else {
+        return false
+      }
+      readTransaction?.end()
+      readTransaction = nil
+      transaction = begun
+    }
+    writeTransaction = transaction
     pendingError = nil
     epochsBeforeWrite = epochs
     newSnapshot()
+    return true
   }
 
   /// Commits the write transaction.

@@ -1,0 +1,201 @@
+import Dispatch
+@_spi(ReefInternal) import ReefBSON
+import ReefStore
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// What a `Reef` and its live objects are confined to: the thread that opened it, a serial
+/// `DispatchQueue` (``Reef/init(configuration:queue:)``) or an actor
+/// (``Reef/init(configuration:actor:)``). Every access checks it (``Reef/checkThread()``).
+enum Confinement {
+  /// Usable from this thread only.
+  case thread(ThreadID)
+  /// Usable from blocks running on a queue, or while isolated to an actor.
+  case scheduled(ReefScheduler)
+
+  static let message =
+    "Reef accessed from incorrect thread: a Reef and its live objects belong to the thread, queue or actor it was opened on"
+
+  /// Stops with ``message`` when called outside the confinement. The thread case, the most
+  /// common, is one comparison; the others are checked out of line.
+  @inline(__always) func check() {
+    if case .thread(let owner) = self, owner == .current { return }
+    checkOutOfLine()
+  }
+
+  @inline(never) private func checkOutOfLine() {
+    switch self {
+    case .thread: preconditionFailure(Confinement.message)
+    case .scheduled(let scheduler): scheduler.check()
+    }
+  }
+
+  /// Whether the caller may use the `Reef` now, for a thread or a queue (an actor's isolation is
+  /// only checked, by stopping: ``check()``).
+  var isCurrent: Bool {
+    switch self {
+    case .thread(let owner): owner == .current
+    case .scheduled(let scheduler): scheduler.isCurrent
+    }
+  }
+
+  /// The scheduler of a queue- or actor-confined `Reef`.
+  var scheduler: ReefScheduler? {
+    if case .scheduled(let scheduler) = self { return scheduler }
+    return nil
+  }
+}
+
+/// What marks a queue a `Reef` is confined to, set as the queue's specific value: a block runs
+/// on the queue (or on a queue that targets it) when `DispatchQueue.getSpecific` finds it.
+final class QueueMark: Sendable {
+  static let key = DispatchSpecificKey<QueueMark>()
+  private static let lock = Lock()
+
+  /// The queue's mark, set on it the first time.
+  static func of(_ queue: DispatchQueue) -> QueueMark {
+    lock.withLock {
+      if let mark = queue.getSpecific(key: key) { return mark }
+      let mark = QueueMark()
+      queue.setSpecific(key: key, value: mark)
+      return mark
+    }
+  }
+
+  /// Whether the calling block runs on the marked queue.
+  @inline(__always) var isCurrent: Bool { DispatchQueue.getSpecific(key: QueueMark.key) === self }
+}
+
+/// Runs work for a queue- or actor-confined `Reef` in its confinement, in the order it was
+/// scheduled (from any thread): the change feed's wake-ups, async writes and their completions.
+final class ReefScheduler: @unchecked Sendable {
+  enum Target {
+    case queue(DispatchQueue, QueueMark)
+    case actor(any Actor)
+  }
+  let target: Target
+  private let lock = Lock()
+  /// The work scheduled and not run yet, in order (an actor's tasks may start in any order, so
+  /// each runs what is waiting, first in, first out).
+  private var waiting: [@Sendable () -> Void] = []
+  /// The change feed's observation that refreshes the `Reef` (cancelled when this goes).
+  var feed: ChangeObservation?
+  /// The async writes' state; used only inside the confinement.
+  let asyncWrites = AsyncWrites()
+
+  init(queue: DispatchQueue) { target = .queue(queue, QueueMark.of(queue)) }
+  init(actor: any Actor) { target = .actor(actor) }
+
+  deinit { feed?.cancel() }
+
+  var isActor: Bool {
+    if case .actor = target { return true }
+    return false
+  }
+
+  /// Whether the caller is on the queue (false for an actor: see ``check()``).
+  var isCurrent: Bool {
+    switch target {
+    case .queue(_, let mark): mark.isCurrent
+    case .actor: false
+    }
+  }
+
+  /// Stops with ``Confinement/message`` outside the queue or the actor's isolation.
+  func check() {
+    switch target {
+    case .queue(_, let mark): precondition(mark.isCurrent, Confinement.message)
+    case .actor(let actor): actor.preconditionIsolated(Confinement.message)
+    }
+  }
+
+  /// Runs `work` later in the confinement: on the queue, or isolated to the actor.
+  func schedule(_ work: @escaping @Sendable () -> Void) {
+    lock.withLock { waiting.append(work) }
+    switch target {
+    case .queue(let queue, _):
+      queue.async { self.runWaiting() }
+    case .actor(let actor):
+      Task { await ReefScheduler.run(on: actor) { self.runWaiting() } }
+    }
+  }
+
+  private static func run(on actor: isolated any Actor, _ body: @Sendable () -> Void) { body() }
+
+  /// Runs the work waiting now, in order.
+  private func runWaiting() {
+    while let work = lock.withLock({ waiting.isEmpty ? nil : waiting.removeFirst() }) { work() }
+  }
+}
+
+/// A value carried into the confinement it belongs to (a `Reef`, a block), which only that
+/// confinement uses.
+struct Confined<Value>: @unchecked Sendable {
+  let value: Value
+  init(_ value: Value) { self.value = value }
+}
+
+extension Reef {
+  /// Opens a file for use from blocks running on a serial `queue` (whichever thread runs them):
+  /// Realm's `Realm(configuration:queue:)`. Call it from a block running on `queue`.
+  ///
+  /// The `Reef` refreshes itself after each commit of any `Reef`, thread or process (the store's
+  /// change feed wakes it on `queue`) and calls its observers there; it can write without
+  /// blocking the queue (``writeAsync(_:onComplete:)``). A write transaction begun with
+  /// ``beginWrite()`` must end (commit or cancel) in the same block: LMDB binds it to a thread.
+  /// - Throws: ``ReefError/Kind/confinement`` when not called from `queue`; what
+  ///   ``init(configuration:)`` throws.
+  public convenience init(configuration: Configuration = .defaultConfiguration, queue: DispatchQueue) throws {
+    let scheduler = ReefScheduler(queue: queue)
+    guard scheduler.isCurrent else {
+      throw ReefError(
+        .confinement,
+        "Reef(configuration:queue:) must be called from a block running on the queue it is confined to; it was called from another thread"
+      )
+    }
+    try self.init(configuration: configuration, confinement: .scheduled(scheduler))
+    startRefreshing(scheduler)
+  }
+
+  /// Opens a file for use while isolated to `actor`: Realm's `Realm(configuration:actor:)`.
+  /// Call it from the actor (`try await Reef(configuration: configuration, actor: self)`).
+  ///
+  /// The `Reef` refreshes itself after each commit of any `Reef`, thread or process, and calls
+  /// its observers on the actor; ``asyncWrite(isolation:_:)`` writes without blocking the
+  /// actor's executor while another writer holds the write lock. Using it, or its objects,
+  /// outside the actor's isolation stops the program.
+  /// - Throws: what ``init(configuration:)`` throws.
+  public convenience init<A: Actor>(configuration: Configuration = .defaultConfiguration, actor: isolated A)
+    async throws
+  {
+    let scheduler = ReefScheduler(actor: actor)
+    try self.init(configuration: configuration, confinement: .scheduled(scheduler))
+    startRefreshing(scheduler)
+  }
+
+  /// Observes the change feed: each commit it reports refreshes this `Reef` in its confinement.
+  private func startRefreshing(_ scheduler: ReefScheduler) {
+    let reef = WeakReef(self)
+    scheduler.feed = try? store.observeChanges { [weak scheduler] batch in
+      scheduler?.schedule { reef.reef?.refreshForFeed(latest: batch.latest) }
+    }
+  }
+
+  /// Refreshes to a commit the feed reported, unless this `Reef` shows it already (its own
+  /// commits) or a write transaction is open.
+  private func refreshForFeed(latest: UInt64) {
+    guard !isInWriteTransaction else { return }
+    if let seen = try? transaction().changeSequence(), seen >= latest { return }
+    refresh()
+  }
+}
+
+/// A weak reference to a `Reef`, carried into its confinement.
+final class WeakReef: @unchecked Sendable {
+  weak var reef: Reef?
+  init(_ reef: Reef) { self.reef = reef }
+}

@@ -1,0 +1,257 @@
+@_spi(ReefInternal) import ReefBSON
+import ReefStore
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The identifier of an async write or of an async commit's completion, for
+/// ``Reef/cancelAsyncWrite(_:)``: Realm's `AsyncTransactionId`.
+public typealias AsyncTransactionId = UInt32
+
+/// The async writes of a queue- or actor-confined `Reef`: used only inside its confinement.
+final class AsyncWrites {
+  struct Pending {
+    let id: AsyncTransactionId
+    let block: () -> Void
+    /// Told when the write transaction cannot begin (``Reef/writeAsync(_:onComplete:)``'s
+    /// completion).
+    let onBeginError: ((any Error) -> Void)?
+  }
+  var lastID: AsyncTransactionId = 0
+  /// The blocks waiting for a write transaction, in order.
+  var pending: [Pending] = []
+  /// The block running now, in its write transaction.
+  var running: AsyncTransactionId?
+  /// Whether a round of ``Reef/runAsyncWrites()`` is scheduled (or a thread waits for the
+  /// write lock to schedule one).
+  var scheduled = false
+  /// The completions scheduled and not called yet.
+  var completions: [AsyncTransactionId: () -> Void] = [:]
+
+  func nextID() -> AsyncTransactionId {
+    lastID &+= 1
+    return lastID
+  }
+}
+
+extension Reef {
+  /// The scheduler of a queue- or actor-confined `Reef`; stops with Realm's rule otherwise.
+  private func asyncScheduler(_ call: String) -> ReefScheduler {
+    guard let scheduler = confinement.scheduler else {
+      preconditionFailure(
+        "\(call) needs a Reef confined to a DispatchQueue (Reef(configuration:queue:)) or an actor (Reef(configuration:actor:)): a thread-confined Reef has no run loop to call its blocks back on"
+      )
+    }
+    return scheduler
+  }
+
+  /// Runs `block` in a write transaction later, on this `Reef`'s queue or actor, and commits it;
+  /// then calls `onComplete` there with nil, or the error the commit threw (a rule the block's
+  /// `add`, `create` or `delete` broke: nothing of the transaction is kept). Realm's
+  /// `writeAsync`.
+  ///
+  /// Returns at once: the calling thread never waits for the write lock (a thread of Reef's
+  /// waits for it, then the block runs). Blocks run in the order they were given, each in its
+  /// own transaction, and their completions in the same order. A block may call
+  /// ``cancelWrite()``: nothing is committed, and `onComplete` gets nil.
+  ///
+  /// Only for a `Reef` confined to a queue or an actor: on a thread-confined `Reef` (no run
+  /// loop to call back on), it stops the program.
+  /// - Returns: an identifier for ``cancelAsyncWrite(_:)``, which cancels the write while it
+  ///   waits for the write lock.
+  @discardableResult
+  public func writeAsync(_ block: @escaping () -> Void, onComplete: ((Error?) -> Void)? = nil) -> AsyncTransactionId {
+    checkThread()
+    return enqueueAsyncWrite(
+      { [unowned self] in
+        block()
+        if isInWriteTransaction {
+          commitAsyncWrite(onComplete)
+        } else if let onComplete {
+          scheduleCompletion { onComplete(nil) }
+        }
+      }, onBeginError: onComplete, call: "writeAsync")
+  }
+
+  /// Begins a write transaction later, on this `Reef`'s queue or actor, without blocking the
+  /// calling thread, and calls `block` in it: Realm's `beginAsyncWrite`.
+  ///
+  /// `block` commits with ``commitAsyncWrite(allowGrouping:_:)`` (or ``commitWrite()``) or
+  /// cancels with ``cancelWrite()`` before it returns: unlike Realm, a transaction the block
+  /// leaves open is rolled back when it returns (LMDB binds a write transaction to one thread,
+  /// and a queue's blocks run on any).
+  ///
+  /// Only for a `Reef` confined to a queue or an actor: on a thread-confined `Reef` it stops.
+  /// - Returns: an identifier for ``cancelAsyncWrite(_:)``.
+  @discardableResult
+  public func beginAsyncWrite(_ block: @escaping () -> Void) -> AsyncTransactionId {
+    checkThread()
+    return enqueueAsyncWrite(block, onBeginError: nil, call: "beginAsyncWrite")
+  }
+
+  /// Commits the write transaction now and calls `onComplete` later, on this `Reef`'s queue or
+  /// actor, with nil or the error the commit threw: Realm's `commitAsyncWrite`.
+  ///
+  /// Without a write transaction, `onComplete` gets a ``ReefError/Kind/transaction`` error.
+  /// `allowGrouping` is accepted for Realm's API: each commit is written as the configuration's
+  /// durability says, alone.
+  /// - Returns: an identifier for ``cancelAsyncWrite(_:)``, which then stops `onComplete` from
+  ///   being called (the commit is made all the same).
+  @discardableResult
+  public func commitAsyncWrite(allowGrouping: Bool = false, _ onComplete: ((Error?) -> Void)? = nil)
+    -> AsyncTransactionId
+  {
+    checkThread()
+    _ = asyncScheduler("commitAsyncWrite")
+    var failure: (any Error)?
+    if isInWriteTransaction {
+      do {
+        try commitWrite()
+      } catch {
+        failure = error
+      }
+    } else {
+      failure = ReefError(
+        .transaction,
+        "commitAsyncWrite without a write transaction: call it in a beginAsyncWrite block, or after beginWrite")
+    }
+    guard let onComplete else { return asyncScheduler("commitAsyncWrite").asyncWrites.nextID() }
+    return scheduleCompletion { [failure] in onComplete(failure) }
+  }
+
+  /// Cancels an async write that has not begun (its block and completion are not called) or the
+  /// call of an async commit's completion (the commit stays). Does nothing for an identifier
+  /// whose block runs or ran, or whose completion was called.
+  public func cancelAsyncWrite(_ asyncTransactionId: AsyncTransactionId) {
+    checkThread()
+    guard let writes = confinement.scheduler?.asyncWrites else { return }
+    writes.pending.removeAll { $0.id == asyncTransactionId }
+    writes.completions[asyncTransactionId] = nil
+  }
+
+  /// Whether async writes or their completions are waiting or running.
+  public var isPerformingAsynchronousWriteOperations: Bool {
+    checkThread()
+    guard let writes = confinement.scheduler?.asyncWrites else { return false }
+    return !writes.pending.isEmpty || writes.running != nil || !writes.completions.isEmpty
+  }
+
+  /// Writes in a transaction on this actor-confined `Reef`: Realm's `asyncWrite`. While another
+  /// writer of this process holds the write lock, it suspends (a thread of Reef's waits for the
+  /// lock), so the actor runs its other work meanwhile; then it begins the transaction, runs
+  /// `block` and commits with no suspension in between, on one thread. Observers are called
+  /// after the commit.
+  /// - Throws: what `block` throws, or the error the commit throws (a broken rule, the store's
+  ///   error); nothing of the transaction is kept then. ``ReefError/Kind/confinement`` on a
+  ///   `Reef` that is not confined to an actor (use ``write(_:)`` or ``writeAsync(_:onComplete:)``).
+  @discardableResult
+  public func asyncWrite<Result>(isolation: isolated (any Actor)? = #isolation, _ block: () throws -> Result)
+    async throws -> Result
+  {
+    guard let scheduler = confinement.scheduler, scheduler.isActor else {
+      throw ReefError(
+        .confinement,
+        "asyncWrite needs a Reef opened on an actor (Reef(configuration:actor:)); this one is confined to a thread or a queue: use write, or writeAsync on a queue-confined Reef"
+      )
+    }
+    checkThread()
+    while try !beginWrite(waiting: false) {
+      let store = self.store
+      await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        waitForWriteLock(store) { continuation.resume() }
+      }
+    }
+    let result: Result
+    do {
+      result = try block()
+    } catch {
+      if isInWriteTransaction { cancelWrite() }
+      throw error
+    }
+    if isInWriteTransaction { try commitWrite() }
+    return result
+  }
+
+  // MARK: Running async writes
+
+  private func enqueueAsyncWrite(
+    _ block: @escaping () -> Void, onBeginError: ((any Error) -> Void)?, call: String
+  ) -> AsyncTransactionId {
+    let scheduler = asyncScheduler(call)
+    let writes = scheduler.asyncWrites
+    let id = writes.nextID()
+    writes.pending.append(AsyncWrites.Pending(id: id, block: block, onBeginError: onBeginError))
+    if !writes.scheduled {
+      writes.scheduled = true
+      // Held by the work until it runs: the writes run even if the caller lets go of the Reef.
+      let reef = Confined(self)
+      scheduler.schedule { reef.value.runAsyncWrites() }
+    }
+    return id
+  }
+
+  /// Runs the waiting async writes, each in its transaction, while the write lock is free; when
+  /// another writer holds it, a thread of Reef's waits for it and schedules the next round.
+  private func runAsyncWrites() {
+    guard let scheduler = confinement.scheduler else { return }
+    let writes = scheduler.asyncWrites
+    writes.scheduled = false
+    while let next = writes.pending.first {
+      let began: Bool
+      do {
+        began = try !isInWriteTransaction && beginWrite(waiting: false)
+      } catch {
+        writes.pending.removeFirst()
+        if let onBeginError = next.onBeginError { scheduleCompletion { onBeginError(error) } }
+        continue
+      }
+      guard began else {
+        writes.scheduled = true
+        let reef = Confined(self)
+        waitForWriteLock(store) { scheduler.schedule { reef.value.runAsyncWrites() } }
+        return
+      }
+      writes.pending.removeFirst()
+      writes.running = next.id
+      next.block()
+      writes.running = nil
+      // A transaction left open cannot outlive this block's thread (see beginAsyncWrite).
+      if isInWriteTransaction { cancelWrite() }
+    }
+  }
+
+  /// Schedules a completion in the confinement, after what is scheduled already; returns its
+  /// identifier.
+  @discardableResult
+  private func scheduleCompletion(_ completion: @escaping () -> Void) -> AsyncTransactionId {
+    let scheduler = asyncScheduler("commitAsyncWrite")
+    let id = scheduler.asyncWrites.nextID()
+    scheduler.asyncWrites.completions[id] = completion
+    let reef = Confined(self)
+    scheduler.schedule {
+      guard let writes = reef.value.confinement.scheduler?.asyncWrites,
+        let completion = writes.completions.removeValue(forKey: id)
+      else { return }
+      completion()
+    }
+    return id
+  }
+}
+
+/// Calls `then` from a thread of its own once no writer of this process holds `store`'s write
+/// lock (at once, on the caller's thread, if no thread can be started).
+private func waitForWriteLock(_ store: Store, then: @escaping @Sendable () -> Void) {
+  let started = startThread {
+    store.waitUntilWriteLockIsFree()
+    then()
+  }
+  if let started {
+    pthread_detach(started)
+  } else {
+    store.waitUntilWriteLockIsFree()
+    then()
+  }
+}
