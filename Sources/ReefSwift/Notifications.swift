@@ -311,6 +311,7 @@ extension _ObjectObservable where Self: ObjectBase {
     let schema = managed.schema
     let top = managed.top
     let paths = keyPaths.map { $0.map { ChangePaths.stored($0, schema: schema) } }
+    let watch = ObjectWatch(schema: schema, keyPaths: keyPaths)
     var ended = false
     return reef.addObserver { reef, batch, silent in
       guard !ended else { return }
@@ -320,10 +321,22 @@ extension _ObjectObservable where Self: ObjectBase {
           commit.resetCollections.contains(top.schema.className)
             || commit.changes.contains { $0.collection == top.schema.className && $0.id == top.id }
         }
-      guard touched else { return }
-      guard let new = managed.currentDocument() else {
+      guard touched || watch.touchesLinks(batch) else { return }
+      let new: Document
+      switch managed.notificationDocument() {
+      case .success(let document?) where watch.mismatch(document, object: managed) == nil:
+        new = document
+      case .success(let document?):
+        ended = true
+        if !silent, let error = watch.mismatch(document, object: managed) { block(.error(error)) }
+        return
+      case .success(nil):
         ended = true
         if !silent { block(.deleted) }
+        return
+      case .failure(let error):
+        ended = true
+        if !silent { block(.error(error)) }
         return
       }
       var changes: [PropertyChange] = []
@@ -331,9 +344,13 @@ extension _ObjectObservable where Self: ObjectBase {
         let column = property.columnName
         let watched = paths.map { $0.filter { ChangePaths.overlaps(column, $0) } }
         if let watched, watched.isEmpty { continue }
-        // The property's value, or only the watched paths inside it.
-        let compared = watched?.map { $0.count > column.count ? $0 : column } ?? [column]
-        guard compared.contains(where: { old[$0] != new[$0] }) else { continue }
+        // The property's value (a link's, for a path through it), or only the watched paths
+        // inside it (through arrays: `addresses.city`), or the linked objects' watched paths.
+        let compared = watched?.map { $0.count > column.count && !property.isLink ? $0 : column } ?? [column]
+        guard
+          compared.contains(where: { KeyPathValues.differ(old, new, at: $0) })
+            || watch.linkedChange(property, document: new, batch: batch, reef: reef)
+        else { continue }
         let scalar = !property.isArray && !property.isSet && !property.isMap && property.objectClass == nil
         let oldValue: Any? =
           scalar
