@@ -35,7 +35,7 @@ test: deps lint
 # its workers share chunks, a queue and the source; so do the object layer's notification suites
 # (the store's change feed is read by a thread of its own, and the stress test runs a writer and
 # three readers, each with its Reef).
-SANITIZE_SUITES := ^(ReefBSONTests\.|ReefStoreTests\.|ReefQueryTests\.ParallelStreamScanTests|ReefSwiftTests\.(NotificationTests|CollectionDiffTests|LiveDataStressTests))
+SANITIZE_SUITES := ^(ReefBSONTests\.|ReefStoreTests\.|ReefQueryTests\.ParallelStreamScanTests|ReefSwiftTests\.(NotificationTests|CollectionDiffTests|LiveDataStressTests|CollectionNotificationTests))
 sanitize: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 	REEF_SANITIZER=address REEF_CRASH_KILLS=50 LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp \

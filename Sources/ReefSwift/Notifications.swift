@@ -275,7 +275,8 @@ public struct PropertyChange {
 
 /// What happened to an observed object: Realm's `ObjectChange`.
 public enum ObjectChange<T: ObjectBase> {
-  /// The object could not be read.
+  /// The object could not be read: the store failed, or its document no longer fits its type
+  /// (another program wrote it); no further notification comes.
   case error(any Error)
   /// Properties of the object changed (for an embedded object's property, the property of the
   /// object observed that holds it: `address` when `address.city` changed).
@@ -294,7 +295,11 @@ extension _ObjectObservable where Self: ObjectBase {
   /// Calls `block` after each commit that changed this managed object (`.change` with the
   /// properties that changed) or deleted it (`.deleted`), when its `Reef` writes or
   /// ``Reef/refresh()``es. `keyPaths` (property names, or paths into embedded objects such as
-  /// `address.city`) limit the notifications to changes of those values.
+  /// `address.city`, through lists of them: `addresses.city`) limit the notifications to changes
+  /// of those values. A key path through a link (`favorite.name`, `dogs.age`: one level) also
+  /// notifies when the linked objects change at that path, as a change of the link property;
+  /// without key paths, only the object's own document counts. When its document can no longer
+  /// be read, or no longer fits its type, `.error` comes, and nothing after it.
   public func observe(keyPaths: [String]? = nil, _ block: @escaping (ObjectChange<Self>) -> Void)
     -> NotificationToken
   {

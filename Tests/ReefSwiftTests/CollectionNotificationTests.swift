@@ -5,7 +5,7 @@ import ReefSwift
 import ReefTestSupport
 import Testing
 
-/// A kennel with a collection of each kind, for the collection notification tests.
+/// A shelter with a collection of each kind, for the collection notification tests.
 class Shelter: Object {
   @Persisted(primaryKey: true) var id = 0
   @Persisted var name = ""
@@ -14,15 +14,16 @@ class Shelter: Object {
   @Persisted var puppies: List<Puppy>
   @Persisted var labels: MutableSet<String>
   @Persisted var scores: Map<String, Int>
+  @Persisted var rooms: Map<String, Address?>
   @Persisted var favorite: Puppy?
 }
 
-/// Linked from kennels; its primary key is not its `_id`.
+/// Linked from shelters; its primary key is not its `_id`.
 class Puppy: Object {
   @Persisted(primaryKey: true) var id = 0
   @Persisted var name = ""
   @Persisted var age = 0
-  @Persisted(originProperty: "puppies") var kennels: LinkingObjects<Shelter>
+  @Persisted(originProperty: "puppies") var shelters: LinkingObjects<Shelter>
 }
 
 /// Notifications of `List`, `MutableSet`, `Map` and `LinkingObjects`, and the object
@@ -61,21 +62,21 @@ class Puppy: Object {
     return puppy
   }
 
-  /// A reef with kennel 1 ("Bea").
-  func kennelReef(_ build: (Shelter) -> Void = { _ in }) throws -> (Reef, Shelter, String) {
+  /// A reef with shelter 1 ("Bea").
+  func shelterReef(_ build: (Shelter) -> Void = { _ in }) throws -> (Reef, Shelter, String) {
     let (reef, path) = try openReef()
-    let kennel = Shelter()
-    kennel.id = 1
-    kennel.name = "Bea"
-    build(kennel)
-    try reef.write { reef.add(kennel) }
-    return (reef, kennel, path)
+    let shelter = Shelter()
+    shelter.id = 1
+    shelter.name = "Bea"
+    build(shelter)
+    try reef.write { reef.add(shelter) }
+    return (reef, shelter, path)
   }
 
   @Test func aListOfValuesReportsAppendsRemovalsInsertsMovesSwapsAndReplacements() throws {
-    let (reef, kennel, _) = try kennelReef { $0.tags.append(objectsIn: ["a", "b", "c", "d"]) }
+    let (reef, shelter, _) = try shelterReef { $0.tags.append(objectsIn: ["a", "b", "c", "d"]) }
     let log = Log()
-    let tags = kennel.tags
+    let tags = shelter.tags
     let token = tags.observe { log.entries.append(self.describe($0, Self.letters)) }
     try reef.write { tags.append("e") }
     try reef.write { tags.remove(at: 1) }
@@ -89,7 +90,7 @@ class Puppy: Object {
       tags.append("z")
     }
     // A change elsewhere in the object: no notification.
-    try reef.write { kennel.name = "Bo" }
+    try reef.write { shelter.name = "Bo" }
     #expect(
       log.entries == [
         "initial abcd",
@@ -107,13 +108,13 @@ class Puppy: Object {
   }
 
   @Test func aListOfEmbeddedObjectsReportsChangesInsideElementsThroughKeyPaths() throws {
-    let (reef, kennel, _) = try kennelReef {
+    let (reef, shelter, _) = try shelterReef {
       $0.addresses.append(objectsIn: [self.address("Oslo"), self.address("Rome"), self.address("Bergen")])
     }
     let all = Log()
     let byCity = Log()
     let byStreet = Log()
-    let addresses = kennel.addresses
+    let addresses = shelter.addresses
     let show: (List<Address>) -> String = { $0.map { $0.city ?? "-" }.joined(separator: ",") }
     let tokens = [
       addresses.observe { all.entries.append(self.describe($0, show)) },
@@ -151,12 +152,12 @@ class Puppy: Object {
   }
 
   @Test func deletingTheParentReportsEveryEmbeddedElementDeletedThenNothing() throws {
-    let (reef, kennel, _) = try kennelReef {
+    let (reef, shelter, _) = try shelterReef {
       $0.addresses.append(objectsIn: [self.address("Oslo"), self.address("Rome"), self.address("Bergen")])
       $0.tags.append("a")
     }
     var changes: [String] = []
-    let addresses = kennel.addresses
+    let addresses = shelter.addresses
     let token = addresses.observe { change in
       switch change {
       case .initial(let list): changes.append("initial \(list.count)")
@@ -165,8 +166,8 @@ class Puppy: Object {
       case .error(let error): changes.append("error \(error)")
       }
     }
-    try reef.write { reef.delete(kennel) }
-    // Another kennel with the same key is another object: nothing more.
+    try reef.write { reef.delete(shelter) }
+    // Another shelter with the same key is another object: nothing more.
     try reef.write {
       let other = Shelter()
       other.id = 1
@@ -178,13 +179,13 @@ class Puppy: Object {
   }
 
   @Test func aListOfLinksReportsLinkedObjectsChangesAndReplacedOrDeletedLinks() throws {
-    let (reef, kennel, _) = try kennelReef {
+    let (reef, shelter, _) = try shelterReef {
       $0.puppies.append(objectsIn: [self.puppy(1, "Ace"), self.puppy(2, "Bo"), self.puppy(3, "Cy")])
     }
     try reef.write { reef.add(puppy(9, "Zed")) }
     let all = Log()
     let byName = Log()
-    let puppies = kennel.puppies
+    let puppies = shelter.puppies
     let show: (List<Puppy>) -> String = { $0.map(\.name).joined(separator: ",") }
     let tokens = [
       puppies.observe { all.entries.append(self.describe($0, show)) },
@@ -222,9 +223,9 @@ class Puppy: Object {
   }
 
   @Test func aMutableSetReportsInsertionsAndRemovalsInStoredOrder() throws {
-    let (reef, kennel, _) = try kennelReef { $0.labels.insert(objectsIn: ["a", "b", "c"]) }
+    let (reef, shelter, _) = try shelterReef { $0.labels.insert(objectsIn: ["a", "b", "c"]) }
     let log = Log()
-    let labels = kennel.labels
+    let labels = shelter.labels
     let token = labels.observe { log.entries.append(self.describe($0, Self.letters)) }
     try reef.write { labels.insert("d") }
     try reef.write { labels.remove("b") }
@@ -242,12 +243,12 @@ class Puppy: Object {
   }
 
   @Test func aMapReportsKeysAddedRemovedAndChangedInKeyOrder() throws {
-    let (reef, kennel, _) = try kennelReef {
+    let (reef, shelter, _) = try shelterReef {
       $0.scores["a"] = 1
       $0.scores["b"] = 2
     }
     let log = Log()
-    let scores = kennel.scores
+    let scores = shelter.scores
     let show: (Map<String, Int>) -> String = { $0.map { "\($0.key)=\($0.value)" }.joined(separator: ",") }
     let token = scores.observe { log.entries.append(self.describe($0, show)) }
     try reef.write { scores["c"] = 3 }
@@ -271,8 +272,35 @@ class Puppy: Object {
     _ = token
   }
 
+  @Test func aMapOfEmbeddedObjectsReportsChangesInsideValuesThroughKeyPaths() throws {
+    let (reef, shelter, _) = try shelterReef {
+      $0.rooms["a"] = self.address("Oslo")
+      $0.rooms["b"] = self.address("Rome")
+    }
+    let all = Log()
+    let byCity = Log()
+    let rooms = shelter.rooms
+    let show: (Map<String, Address?>) -> String = {
+      $0.map { "\($0.key)=\($0.value?.city ?? "-")" }.joined(separator: ",")
+    }
+    let tokens = [
+      rooms.observe { all.entries.append(self.describe($0, show)) },
+      rooms.observe(keyPaths: ["city"]) { byCity.entries.append(self.describe($0, show)) },
+    ]
+    try reef.write { rooms["b"]!!.street = "Via Roma" }
+    try reef.write { rooms["a"]!!.city = "Bergen" }
+    try reef.write { rooms["c"] = self.address("Lima") }
+    #expect(
+      all.updates == [
+        "update a=Oslo,b=Rome d[] i[] m[1]", "update a=Bergen,b=Rome d[] i[] m[0]",
+        "update a=Bergen,b=Rome,c=Lima d[] i[2] m[]",
+      ])
+    #expect(byCity.updates == ["update a=Bergen,b=Rome d[] i[] m[0]", "update a=Bergen,b=Rome,c=Lima d[] i[2] m[]"])
+    _ = tokens
+  }
+
   @Test func linkingObjectsReportObjectsThatStartAndStopLinking() throws {
-    let (reef, first, _) = try kennelReef()
+    let (reef, first, _) = try shelterReef()
     let second = Shelter()
     second.id = 2
     second.name = "Dan"
@@ -285,13 +313,13 @@ class Puppy: Object {
     let byTags = Log()
     let show: (LinkingObjects<Shelter>) -> String = { $0.map(\.name).joined(separator: ",") }
     let tokens = [
-      ace.kennels.observe { all.entries.append(self.describe($0, show)) },
-      ace.kennels.observe(keyPaths: ["tags"]) { byTags.entries.append(self.describe($0, show)) },
+      ace.shelters.observe { all.entries.append(self.describe($0, show)) },
+      ace.shelters.observe(keyPaths: ["tags"]) { byTags.entries.append(self.describe($0, show)) },
     ]
     try reef.write { first.puppies.append(ace) }
     try reef.write { second.puppies.append(ace) }
     try reef.write { first.name = "Bea2" }
-    // A kennel that does not link here: nothing.
+    // A shelter that does not link here: nothing.
     try reef.write {
       let third = Shelter()
       third.id = 3
@@ -318,9 +346,9 @@ class Puppy: Object {
   }
 
   @Test func commitsOfAnotherThreadSeenAtOneRefreshMakeOneUpdate() throws {
-    let (reef, kennel, path) = try kennelReef { $0.tags.append(objectsIn: ["a", "b"]) }
+    let (reef, shelter, path) = try shelterReef { $0.tags.append(objectsIn: ["a", "b"]) }
     let log = Log()
-    let token = kennel.tags.observe { log.entries.append(self.describe($0, Self.letters)) }
+    let token = shelter.tags.observe { log.entries.append(self.describe($0, Self.letters)) }
     let written = DispatchSemaphore(value: 0)
     let thread = Thread {
       let other = try! Reef(configuration: Reef.Configuration(fileURL: URL(fileURLWithPath: path)))
@@ -354,7 +382,7 @@ extension CollectionNotificationTests {
   }
 
   @Test func anObjectsKeyPathsReachIntoListsOfEmbeddedObjectsAndThroughLinks() throws {
-    let (reef, kennel, _) = try kennelReef {
+    let (reef, shelter, _) = try shelterReef {
       $0.addresses.append(objectsIn: [self.address("Oslo"), self.address("Rome")])
       $0.favorite = self.puppy(1, "Ace")
       $0.puppies.append(self.puppy(2, "Bo"))
@@ -364,18 +392,18 @@ extension CollectionNotificationTests {
     let byFavoriteName = Log()
     let byPuppyAge = Log()
     let tokens = [
-      observeNames(kennel, keyPaths: ["addresses.city"], into: byCity),
-      observeNames(kennel, keyPaths: ["favorite.name"], into: byFavoriteName),
-      observeNames(kennel, keyPaths: ["puppies.age"], into: byPuppyAge),
+      observeNames(shelter, keyPaths: ["addresses.city"], into: byCity),
+      observeNames(shelter, keyPaths: ["favorite.name"], into: byFavoriteName),
+      observeNames(shelter, keyPaths: ["puppies.age"], into: byPuppyAge),
     ]
     let ace = reef.object(ofType: Puppy.self, forPrimaryKey: 1)!
     let bo = reef.object(ofType: Puppy.self, forPrimaryKey: 2)!
-    try reef.write { kennel.addresses[1].city = "Milan" }
-    try reef.write { kennel.addresses[1].street = "Via Roma" }
+    try reef.write { shelter.addresses[1].city = "Milan" }
+    try reef.write { shelter.addresses[1].street = "Via Roma" }
     try reef.write { ace.name = "Ace2" }
     try reef.write { ace.age = 3 }
     try reef.write { bo.age = 5 }
-    try reef.write { kennel.favorite = reef.object(ofType: Puppy.self, forPrimaryKey: 3)! }
+    try reef.write { shelter.favorite = reef.object(ofType: Puppy.self, forPrimaryKey: 3)! }
     // The old favorite is no longer watched.
     try reef.write { ace.name = "Ace3" }
     #expect(byCity.entries == ["addresses"])
@@ -385,11 +413,11 @@ extension CollectionNotificationTests {
   }
 
   @Test func aDocumentThatNoLongerFitsIsReportedAsAnErrorAndEndsTheNotifications() throws {
-    let (reef, kennel, _) = try kennelReef { $0.tags.append("a") }
+    let (reef, shelter, _) = try shelterReef { $0.tags.append("a") }
     let objectLog = Log()
-    let objectToken = observeNames(kennel, keyPaths: nil, into: objectLog)
+    let objectToken = observeNames(shelter, keyPaths: nil, into: objectLog)
     let listLog = Log()
-    let listToken = kennel.tags.observe { change in
+    let listToken = shelter.tags.observe { change in
       if case .error(let error as ReefError) = change { listLog.entries.append("error \(error.kind.rawValue)") }
     }
     // Another program writes the document without the object layer.
@@ -403,7 +431,7 @@ extension CollectionNotificationTests {
   }
 
   @Test func anotherProcessesCommitsAreDeliveredExactlyAfterARefresh() throws {
-    let (reef, first, path) = try kennelReef { $0.tags.append(objectsIn: ["x", "y"]) }
+    let (reef, first, path) = try shelterReef { $0.tags.append(objectsIn: ["x", "y"]) }
     let second = Shelter()
     second.id = 2
     second.name = "Dan"
@@ -420,8 +448,8 @@ extension CollectionNotificationTests {
       observeNames(second, keyPaths: nil, into: secondLog),
       first.tags.observe { tags.entries.append(self.describe($0, Self.letters)) },
     ]
-    // Three commits of another process: a kennel in, kennel 1 renamed and its list grown,
-    // kennel 2 out.
+    // Three commits of another process: a shelter in, shelter 1 renamed and its list grown,
+    // shelter 2 out.
     let status = try TestProcess.run(
       TestProcess.executable("reef-crash-writer"),
       [
