@@ -1,5 +1,4 @@
 import ReefBSON
-import ReefQuery
 import ReefStore
 
 /// What an object observer reads and compares besides its own document: the objects its key
@@ -15,8 +14,6 @@ struct ObjectWatch {
 
   let schema: ObjectSchema
   let linkPaths: [LinkPath]
-  /// The stored document's type check; nil when the schema cannot be compiled.
-  private let fit: ReefQuery.JSONSchema?
 
   init(schema: ObjectSchema, keyPaths: [String]?) {
     self.schema = schema
@@ -30,7 +27,6 @@ struct ObjectWatch {
       linkPaths.append(LinkPath(property: property, target: target, path: ChangePaths.stored(parts[1], schema: target)))
     }
     self.linkPaths = linkPaths
-    fit = try? ReefQuery.JSONSchema(ObjectJSONSchema.document(for: schema))
   }
 
   /// Whether the batch changed a collection the key paths reach through links.
@@ -57,15 +53,16 @@ struct ObjectWatch {
     return false
   }
 
-  /// The first value of `document` that does not fit the type, as an error about `object`
-  /// (a missing value reads as the property's default, and is not one).
+  /// The first property of `document` whose value does not fit its type (reading it would
+  /// stop), as an error about `object`.
   func mismatch(_ document: Document, object: ManagedObject) -> ReefError? {
-    guard let violation = fit?.violations(in: document).first(where: { $0.found != "nothing" }) else { return nil }
-    let place = object.parent == nil ? "" : " at \(object.pathDescription)"
-    return ReefError(
-      .documentMismatch,
-      "\(object.top.schema.className) with _id \(object.id.extendedJSON(.relaxed))\(place) no longer fits \(schema.className): \(violation)",
-      type: schema.className, primaryKey: object.id)
+    for property in schema.properties where property.shape.isStored {
+      guard !property.codec.fits(object, property, in: document) else { continue }
+      return ReefError(
+        .documentMismatch, object.mismatch(property, document.element(forKey: property.columnName)),
+        type: schema.className, property: property.name, primaryKey: object.id)
+    }
+    return nil
   }
 }
 

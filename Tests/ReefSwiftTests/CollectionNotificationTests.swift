@@ -420,6 +420,14 @@ extension CollectionNotificationTests {
     let listToken = shelter.tags.observe { change in
       if case .error(let error as ReefError) = change { listLog.entries.append("error \(error.kind.rawValue)") }
     }
+    // Another program writes an int32 where the object layer writes an int64: it reads, and
+    // is a change.
+    try reef.write { reef.add(puppy(1, "Ace")) }
+    let puppyLog = Log()
+    let puppyToken = observeNames(reef.object(ofType: Puppy.self, forPrimaryKey: 1)!, keyPaths: nil, into: puppyLog)
+    try reef.store.collection("Puppy").updateOne(["id": 1], ["$set": ["age": .int32(5)]])
+    reef.refresh()
+    #expect(puppyLog.entries == ["age"])
     // Another program writes the document without the object layer.
     try reef.store.collection("Shelter").updateOne(["id": 1], ["$set": ["name": 7, "tags": "none"]])
     reef.refresh()
@@ -427,7 +435,7 @@ extension CollectionNotificationTests {
     reef.refresh()
     #expect(objectLog.entries == ["error documentMismatch"])
     #expect(listLog.entries == ["error documentMismatch"])
-    _ = (objectToken, listToken)
+    _ = (objectToken, listToken, puppyToken)
   }
 
   @Test func anotherProcessesCommitsAreDeliveredExactlyAfterARefresh() throws {
