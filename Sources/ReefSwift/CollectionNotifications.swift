@@ -198,13 +198,12 @@ enum ElementObserver {
     let owner = access.owner
     let property = access.property
     guard let document = owner.currentDocument() else { return .success(nil) }
-    if let field = document.element(forKey: property.columnName), field.type != .null,
-      field.type != (property.isMap ? .document : .array)
-    {
+    // The field, and each element, as reading the collection decodes them.
+    guard ObjectWatch.fits(property, owner, in: document) else {
       return .failure(
         ReefError(
-          .documentMismatch, owner.mismatch(property, field), type: owner.schema.className, property: property.name,
-          primaryKey: owner.id))
+          .documentMismatch, owner.mismatch(property, document.element(forKey: property.columnName)),
+          type: owner.schema.className, property: property.name, primaryKey: owner.id))
     }
     let elements = access.elements()
     var state = State()

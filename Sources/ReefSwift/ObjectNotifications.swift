@@ -57,12 +57,26 @@ struct ObjectWatch {
   /// stop), as an error about `object`.
   func mismatch(_ document: Document, object: ManagedObject) -> ReefError? {
     for property in schema.properties where property.shape.isStored {
-      guard !property.codec.fits(object, property, in: document) else { continue }
+      guard !ObjectWatch.fits(property, object, in: document) else { continue }
       return ReefError(
         .documentMismatch, object.mismatch(property, document.element(forKey: property.columnName)),
         type: schema.className, property: property.name, primaryKey: object.id)
     }
     return nil
+  }
+}
+
+extension ObjectWatch {
+  /// Whether the stored value of `property` reads without stopping: a collection's field is an
+  /// array (a map's, a document) or missing, and its elements fit (a link to an object that is
+  /// gone is no element: it is skipped); another property's value decodes.
+  static func fits(_ property: Property, _ owner: ManagedObject, in document: Document) -> Bool {
+    guard property.isArray || property.isSet || property.isMap else {
+      return property.codec.fits(owner, property, in: document)
+    }
+    guard let field = document.element(forKey: property.columnName), field.type != .null else { return true }
+    guard field.type == (property.isMap ? .document : .array) else { return false }
+    return property.isLink || property.codec.fits(owner, property, in: document)
   }
 }
 

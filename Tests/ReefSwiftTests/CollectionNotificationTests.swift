@@ -428,14 +428,20 @@ extension CollectionNotificationTests {
     try reef.store.collection("Puppy").updateOne(["id": 1], ["$set": ["age": .int32(5)]])
     reef.refresh()
     #expect(puppyLog.entries == ["age"])
+    // A link to an object that is not there is no element, and no error.
+    let puppiesLog = Log()
+    let puppiesToken = shelter.puppies.observe { puppiesLog.entries.append(self.describe($0) { "\($0.count)" }) }
+    try reef.store.collection("Shelter").updateOne(["id": 1], ["$push": ["puppies": 42]])
+    reef.refresh()
+    #expect(puppiesLog.entries == ["initial 0"])
     // Another program writes the document without the object layer.
     try reef.store.collection("Shelter").updateOne(["id": 1], ["$set": ["name": 7, "tags": "none"]])
     reef.refresh()
     try reef.store.collection("Shelter").updateOne(["id": 1], ["$set": ["name": "Bea", "tags": ["b"]]])
     reef.refresh()
-    #expect(objectLog.entries == ["error documentMismatch"])
+    #expect(objectLog.entries == ["puppies", "error documentMismatch"])
     #expect(listLog.entries == ["error documentMismatch"])
-    _ = (objectToken, listToken, puppyToken)
+    _ = (objectToken, listToken, puppyToken, puppiesToken)
   }
 
   @Test func anotherProcessesCommitsAreDeliveredExactlyAfterARefresh() throws {
