@@ -115,7 +115,9 @@ public enum ReefCollectionChange<CollectionType> {
   /// changed and stayed in place (as UIKit's batch updates take them). An object that moved
   /// (through a sort) is a deletion and an insertion. Each list is sorted ascending.
   case update(CollectionType, deletions: [Int], insertions: [Int], modifications: [Int])
-  /// The collection could not be read again (its query failed).
+  /// The collection could not be read again (its query failed, or a stored value no longer fits
+  /// a `List`, `MutableSet` or `Map`); no further notification comes from a collection's own
+  /// observation.
   case error(any Error)
 }
 
@@ -329,12 +331,13 @@ extension _ObjectObservable where Self: ObjectBase {
       guard touched || watch.touchesLinks(batch) else { return }
       let new: Document
       switch managed.notificationDocument() {
-      case .success(let document?) where watch.mismatch(document, object: managed) == nil:
-        new = document
       case .success(let document?):
-        ended = true
-        if !silent, let error = watch.mismatch(document, object: managed) { block(.error(error)) }
-        return
+        if let error = watch.mismatch(document, object: managed) {
+          ended = true
+          if !silent { block(.error(error)) }
+          return
+        }
+        new = document
       case .success(nil):
         ended = true
         if !silent { block(.deleted) }
