@@ -34,10 +34,10 @@ test: deps lint
 # files in .ci say why each entry is there. The parallel stream scan's suite runs under both too:
 # its workers share chunks, a queue and the source; so do the object layer's notification suites
 # (the store's change feed is read by a thread of its own, and the stress test runs a writer and
-# three readers, each with its Reef), the freeze and async-sequence suites (frozen Reefs read from
-# several threads), and the confinement and async-write suites (queues, actors, and a thread of
-# Reef's waiting for the write lock).
-SANITIZE_SUITES := ^(ReefBSONTests\.|ReefStoreTests\.|ReefQueryTests\.ParallelStreamScanTests|ReefSwiftTests\.(NotificationTests|CollectionDiffTests|LiveDataStressTests|FreezeTests|AsyncChangesTests|ConfinementTests|AsyncWriteTests))
+# three readers, each with its Reef), the collection notifications, the freeze and async-sequence
+# suites (frozen Reefs read from several threads), and the confinement and async-write suites
+# (queues, actors, and a thread of Reef's waiting for the write lock).
+SANITIZE_SUITES := ^(ReefBSONTests\.|ReefStoreTests\.|ReefQueryTests\.ParallelStreamScanTests|ReefSwiftTests\.(NotificationTests|CollectionDiffTests|LiveDataStressTests|CollectionNotificationTests|FreezeTests|AsyncChangesTests|ConfinementTests|AsyncWriteTests))
 sanitize: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 	REEF_SANITIZER=address REEF_CRASH_KILLS=50 LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp \

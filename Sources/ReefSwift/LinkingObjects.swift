@@ -13,7 +13,7 @@ public final class LinkingObjects<Element: Object>: RandomAccessCollection, Link
 {
   /// The property of `Element` that links here.
   public let propertyName: String
-  private var owner: ManagedObject?
+  private(set) var owner: ManagedObject?
 
   var originClass: ObjectBase.Type { Element.self }
   var originProperty: String { propertyName }

@@ -134,7 +134,9 @@ public enum ReefCollectionChange<CollectionType> {
   /// changed and stayed in place (as UIKit's batch updates take them). An object that moved
   /// (through a sort) is a deletion and an insertion. Each list is sorted ascending.
   case update(CollectionType, deletions: [Int], insertions: [Int], modifications: [Int])
-  /// The collection could not be read again (its query failed).
+  /// The collection could not be read again (its query failed, or a stored value no longer fits
+  /// a `List`, `MutableSet` or `Map`); no further notification comes from a collection's own
+  /// observation.
   case error(any Error)
 }
 
@@ -296,7 +298,8 @@ public struct PropertyChange {
 
 /// What happened to an observed object: Realm's `ObjectChange`.
 public enum ObjectChange<T: ObjectBase> {
-  /// The object could not be read.
+  /// The object could not be read: the store failed, or its document no longer fits its type
+  /// (another program wrote it); no further notification comes.
   case error(any Error)
   /// Properties of the object changed (for an embedded object's property, the property of the
   /// object observed that holds it: `address` when `address.city` changed).
@@ -315,7 +318,11 @@ extension _ObjectObservable where Self: ObjectBase {
   /// Calls `block` after each commit that changed this managed object (`.change` with the
   /// properties that changed) or deleted it (`.deleted`), when its `Reef` writes or
   /// ``Reef/refresh()``es. `keyPaths` (property names, or paths into embedded objects such as
-  /// `address.city`) limit the notifications to changes of those values.
+  /// `address.city`, through lists of them: `addresses.city`) limit the notifications to changes
+  /// of those values. A key path through a link (`favorite.name`, `dogs.age`: one level) also
+  /// notifies when the linked objects change at that path, as a change of the link property;
+  /// without key paths, only the object's own document counts. When its document can no longer
+  /// be read, or no longer fits its type, `.error` comes, and nothing after it.
   public func observe(keyPaths: [String]? = nil, _ block: @escaping (ObjectChange<Self>) -> Void)
     -> NotificationToken
   {
@@ -332,6 +339,7 @@ extension _ObjectObservable where Self: ObjectBase {
     let schema = managed.schema
     let top = managed.top
     let paths = keyPaths.map { $0.map { ChangePaths.stored($0, schema: schema) } }
+    let watch = ObjectWatch(schema: schema, keyPaths: keyPaths)
     var ended = false
     return reef.addObserver { reef, batch, silent in
       guard !ended else { return }
@@ -341,10 +349,23 @@ extension _ObjectObservable where Self: ObjectBase {
           commit.resetCollections.contains(top.schema.className)
             || commit.changes.contains { $0.collection == top.schema.className && $0.id == top.id }
         }
-      guard touched else { return }
-      guard let new = managed.currentDocument() else {
+      guard touched || watch.touchesLinks(batch) else { return }
+      let new: Document
+      switch managed.notificationDocument() {
+      case .success(let document?):
+        if let error = watch.mismatch(document, object: managed) {
+          ended = true
+          if !silent { block(.error(error)) }
+          return
+        }
+        new = document
+      case .success(nil):
         ended = true
         if !silent { block(.deleted) }
+        return
+      case .failure(let error):
+        ended = true
+        if !silent { block(.error(error)) }
         return
       }
       var changes: [PropertyChange] = []
@@ -352,9 +373,13 @@ extension _ObjectObservable where Self: ObjectBase {
         let column = property.columnName
         let watched = paths.map { $0.filter { ChangePaths.overlaps(column, $0) } }
         if let watched, watched.isEmpty { continue }
-        // The property's value, or only the watched paths inside it.
-        let compared = watched?.map { $0.count > column.count ? $0 : column } ?? [column]
-        guard compared.contains(where: { old[$0] != new[$0] }) else { continue }
+        // The property's value (a link's, for a path through it), or only the watched paths
+        // inside it (through arrays: `addresses.city`), or the linked objects' watched paths.
+        let compared = watched?.map { $0.count > column.count && !property.isLink ? $0 : column } ?? [column]
+        guard
+          compared.contains(where: { KeyPathValues.differ(old, new, at: $0) })
+            || watch.linkedChange(property, document: new, batch: batch, reef: reef)
+        else { continue }
         let scalar = !property.isArray && !property.isSet && !property.isMap && property.objectClass == nil
         let oldValue: Any? =
           scalar

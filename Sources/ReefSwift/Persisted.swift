@@ -153,6 +153,8 @@ class PropertyCodec {
   /// The collection accessor (`List`, `MutableSet`, `Map`, `LinkingObjects`, `ReefProperty`) of
   /// an unmanaged object, which becomes managed with its object; nil for other types.
   func collection(at pointer: UnsafeMutableRawPointer) -> ManagedCollection? { fatalError("abstract") }
+  /// Whether a managed object's stored value fits the property (reading it does not stop).
+  func fits(_ owner: ManagedObject, _ property: Property, in document: Document) -> Bool { fatalError("abstract") }
 }
 
 final class TypedCodec<Value: _Persistable>: PropertyCodec {
@@ -164,6 +166,10 @@ final class TypedCodec<Value: _Persistable>: PropertyCodec {
   }
   override func encode(at pointer: UnsafeMutableRawPointer, _ context: _WriteContext) throws(ReefError) -> BSON {
     try pointer.assumingMemoryBound(to: Value.self).pointee._reefEncode(context)
+  }
+  override func fits(_ owner: ManagedObject, _ property: Property, in document: Document) -> Bool {
+    let element = document.element(forKey: property.columnName)
+    return Value._reefDecode(element, _ReadContext(owner: owner, field: property.columnName, index: nil)) != nil
   }
   override func append(
     at pointer: UnsafeMutableRawPointer, _ key: String, to builder: inout DocumentBuilder, _ context: _WriteContext

@@ -5,6 +5,9 @@
 // standard output with write(2): the acknowledgement the crash test holds the store to after
 // killing this process. The store is opened with the durability given (default full: one flush
 // of the commit log per commit) and a 1 MiB map to start with.
+//
+// reef-crash-writer --apply STORE TRANSACTION...: commits each TRANSACTION (Extended JSON, see
+// Apply.swift) to the store at STORE, and exits.
 
 import ReefBSON
 import ReefStore
@@ -42,6 +45,10 @@ func acknowledge(_ number: Int64) {
 }
 
 var arguments = CommandLine.arguments
+if arguments.count >= 3, arguments[1] == "--apply" {
+  applyTransactions(store: arguments[2], Array(arguments.dropFirst(3)))
+  exit(0)
+}
 var durability = Durability.full
 if let option = arguments.last, option.hasPrefix("--durability=") {
   guard let level = Durability(rawValue: String(option.dropFirst("--durability=".count))) else {
