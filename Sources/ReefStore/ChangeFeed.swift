@@ -43,6 +43,23 @@ public struct DocumentChange: Sendable, Hashable, CustomStringConvertible {
     self.fields = fields
   }
 
+  /// An `_id` as one value for every `_id` equal to it: the store's keys encode numbers by value,
+  /// so `1`, `1.0`, `NumberLong(1)` and `Decimal128("1.00")` (and `0` and `-0.0`) name one
+  /// document. A key for dictionaries of documents by `_id` (`BSON`'s `==` tells the types apart).
+  public static func identity(of id: BSON) -> BSON {
+    switch id {
+    case .int32(let value): return .int64(Int64(value))
+    case .double(let value) where value == value.rounded() && abs(value) < 9.2e18: return .int64(Int64(value))
+    case .double(let value) where value.isNaN: return .double(.nan)
+    case .decimal128:
+      // Its simplest type: an integer, a double or a Decimal128 that no other type holds.
+      guard let (value, _) = try? KeyEncoding.decode(KeyEncoding.encode([id]), at: 0) else { return id }
+      if case .decimal128 = value { return value }
+      return identity(of: value)
+    default: return id
+    }
+  }
+
   /// `Contact 42 modified [address.city]`.
   public var description: String {
     let paths = fields.isEmpty ? "" : " [\(fields.joined(separator: ", "))]"
@@ -112,14 +129,7 @@ final class ChangeRecorder {
   }
 
   /// The key of an `_id` in ``Positions``: numbers that are equal are one key.
-  private static func key(_ id: BSON) -> BSON {
-    switch id {
-    case .int32(let value): return .int64(Int64(value))
-    case .double(let value) where value == value.rounded() && abs(value) < 9.2e18: return .int64(Int64(value))
-    case .decimal128: return .binary(Binary(subtype: .generic, data: KeyEncoding.encode([id])))
-    default: return id
-    }
-  }
+  private static func key(_ id: BSON) -> BSON { DocumentChange.identity(of: id) }
 
   /// Records that `old` (nil for a new document) became `new` (nil for a deleted one).
   func record(_ collection: String, id: BSON, old: Document?, new: Document?) {

@@ -157,7 +157,7 @@ extension TransactionCollection {
     let primaryKey = KeyEncoding.encode([id])
     try lmdb.delete(documentsDB, primaryKey)
     try removeIndexEntries(old, primaryKey: primaryKey, info: info)
-    transaction.recordChange(name, id: id, old: old, new: nil)
+    transaction.recordChange(name, id: old["_id"] ?? id, old: old, new: nil)
     try transaction.noteChange(&info)
     return true
   }

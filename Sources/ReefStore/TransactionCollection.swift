@@ -449,7 +449,8 @@ public struct TransactionCollection {
   /// transaction can go on (imports that skip invalid documents rely on this).
   func put(_ document: Document, id: BSON, info: inout CollectionInfo, replacing old: Document?) throws(StoreError) {
     try write(document, id: id, info: &info, replacing: old)
-    transaction.recordChange(name, id: id, old: old, new: document)
+    // The `_id` stored, which `id` equals but may not have the type of.
+    transaction.recordChange(name, id: document["_id"] ?? id, old: old, new: document)
   }
 
   /// ``put(_:id:info:replacing:)`` without the change feed's record.

@@ -210,8 +210,11 @@ enum ChangePaths {
     }
     var ids: Set<BSON> = []
     for commit in batch.commits {
-      for change in commit.changes where change.collection == collection && change.kind == .modified {
-        if let paths, !change.fields.isEmpty,
+      // An object inserted or deleted in one commit of the batch that is in the results before
+      // and after it was deleted and added again in two: another object now, as when both
+      // happen in one commit (a modification whose fields are not known).
+      for change in commit.changes where change.collection == collection {
+        if let paths, change.kind == .modified, !change.fields.isEmpty,
           !change.fields.contains(where: { field in paths.contains { overlaps(field, $0) } })
         {
           continue

@@ -28,8 +28,12 @@ final class ResultsTracker<Element: Object> {
   let isIncremental: Bool
   /// The results' objects in order: their `_id` and sort values (empty without a sort).
   private(set) var entries: [(id: BSON, values: [BSON])] = []
-  /// The sort values of each object in the results, by `_id`.
+  /// The sort values of each object in the results, by `_id` (its ``DocumentChange/identity(of:)``:
+  /// the feed may name a document by an `_id` of another number type than the one stored).
   private var members: [BSON: [BSON]] = [:]
+  /// Set when an update failed: the results the observer last saw are still ``entries``, and
+  /// the changes of the failed batch are not in them, so the next update reads everything again.
+  private var isStale = false
   /// Only the `_id`s, in order, for results followed by reading them again.
   private var ids: [BSON] = []
 
@@ -63,7 +67,7 @@ final class ResultsTracker<Element: Object> {
       let id = document["_id"] ?? .null
       let values = try sort.map { (sort) throws(ReefError) in try sortValues(sort, document) } ?? []
       entries.append((id, values))
-      members[id] = values
+      members[DocumentChange.identity(of: id)] = values
     }
     self.entries = entries
     self.members = members
@@ -88,14 +92,25 @@ final class ResultsTracker<Element: Object> {
   /// - Parameter modified: the `_id`s whose changes count as modifications (nil: every object
   ///   may have changed).
   func update(batch: ChangeBatch, modified: Set<BSON>?) throws(ReefError) -> CollectionDiff? {
+    let wasStale = isStale
+    isStale = true
+    let diff = try update(batch: batch, modified: modified, stale: wasStale)
+    isStale = false
+    return diff
+  }
+
+  private func update(batch: ChangeBatch, modified: Set<BSON>?, stale: Bool) throws(ReefError) -> CollectionDiff? {
+    // After a failed update, what changed since the results last seen is not known.
+    let modified = stale ? nil : modified.map { Set($0.map(DocumentChange.identity(of:))) }
     let exact =
-      isIncremental && batch.isComplete && !batch.commits.contains { $0.resetCollections.contains(collection) }
+      !stale && isIncremental && batch.isComplete
+      && !batch.commits.contains { $0.resetCollections.contains(collection) }
     if exact {
       var changed: [BSON] = []
       var seen: Set<BSON> = []
       for commit in batch.commits {
-        for change in commit.changes where change.collection == collection && seen.insert(change.id).inserted {
-          changed.append(change.id)
+        for change in commit.changes where change.collection == collection {
+          if seen.insert(DocumentChange.identity(of: change.id)).inserted { changed.append(change.id) }
         }
       }
       if changed.isEmpty { return nil }
@@ -103,11 +118,7 @@ final class ResultsTracker<Element: Object> {
         return try apply(changed, modified: modified)
       }
     }
-    let oldIDs = isIncremental ? entries.map(\.id) : ids
-    try reload()
-    let newIDs = isIncremental ? entries.map(\.id) : ids
-    let diff = CollectionDiff(old: oldIDs, new: newIDs, modified: modified)
-    return diff.isEmpty ? nil : diff
+    return try reloadAndDiff(modified: modified)
   }
 
   /// The order of two objects in the results: their sort values, then their `_id`s.
@@ -137,15 +148,17 @@ final class ResultsTracker<Element: Object> {
     var before: [(id: BSON, position: Int)] = []
     var after: [(id: BSON, values: [BSON])] = []
     for id in changed {
-      if let values = members[id] {
+      if let values = members[DocumentChange.identity(of: id)] {
         let position = position(of: (id, values))
-        guard position < entries.count, entries[position].id == id else {
+        guard position < entries.count, compareBSON(entries[position].id, id) == 0 else {
           // The tracker lost its order: read everything again (never expected).
           return try reloadAndDiff(modified: modified)
         }
-        before.append((id, position))
+        before.append((DocumentChange.identity(of: id), position))
       }
       guard let document = try results.readDocument(id: id) else { continue }
+      // The `_id` stored, of the type the results read.
+      let storedID = document["_id"] ?? id
       let matches: Bool
       do {
         matches = try query.evaluate(document)
@@ -154,18 +167,18 @@ final class ResultsTracker<Element: Object> {
       }
       guard matches else { continue }
       let values = try sort.map { (sort) throws(ReefError) in try sortValues(sort, document) } ?? []
-      after.append((id, values))
+      after.append((storedID, values))
     }
     // Out of the old order, then into the new.
     before.sort { $0.position < $1.position }
-    for (id, _) in before { members[id] = nil }
-    for entry in after { members[entry.id] = entry.values }
+    for (key, _) in before { members[key] = nil }
+    for entry in after { members[DocumentChange.identity(of: entry.id)] = entry.values }
     var newPositions: [BSON: Int] = [:]
     if before.count + after.count <= 8 {
       // A few: moved in place (each a move of the array's tail).
       for (_, position) in before.reversed() { entries.remove(at: position) }
       for entry in after { entries.insert(entry, at: position(of: entry)) }
-      for entry in after { newPositions[entry.id] = position(of: entry) }
+      for entry in after { newPositions[DocumentChange.identity(of: entry.id)] = position(of: entry) }
     } else {
       // More: one pass over the array, merging the changed objects in their order, each at
       // the place a binary search found for it in the old array (whose removed objects are
@@ -179,7 +192,7 @@ final class ResultsTracker<Element: Object> {
       var added = 0
       for (position, entry) in entries.enumerated() {
         while added < after.count, places[added] <= position {
-          newPositions[after[added].id] = merged.count
+          newPositions[DocumentChange.identity(of: after[added].id)] = merged.count
           merged.append(after[added])
           added += 1
         }
@@ -190,7 +203,7 @@ final class ResultsTracker<Element: Object> {
         merged.append(entry)
       }
       while added < after.count {
-        newPositions[after[added].id] = merged.count
+        newPositions[DocumentChange.identity(of: after[added].id)] = merged.count
         merged.append(after[added])
         added += 1
       }
@@ -199,10 +212,13 @@ final class ResultsTracker<Element: Object> {
     return ResultsTracker.diff(before: before, after: newPositions, modified: modified)
   }
 
+  /// Reads the results again and compares them with the old ones by the `_id`s'
+  /// ``DocumentChange/identity(of:)`` (`modified` holds identities too).
   private func reloadAndDiff(modified: Set<BSON>?) throws(ReefError) -> CollectionDiff? {
-    let oldIDs = entries.map(\.id)
+    let oldIDs = (isIncremental ? entries.map(\.id) : ids).map(DocumentChange.identity(of:))
     try reload()
-    let diff = CollectionDiff(old: oldIDs, new: entries.map(\.id), modified: modified)
+    let newIDs = (isIncremental ? entries.map(\.id) : ids).map(DocumentChange.identity(of:))
+    let diff = CollectionDiff(old: oldIDs, new: newIDs, modified: modified)
     return diff.isEmpty ? nil : diff
   }
 
