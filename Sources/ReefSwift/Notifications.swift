@@ -198,9 +198,24 @@ enum ChangePaths {
   }
 
   /// Whether a change of the stored path `changed` concerns `path`: one is the other or
-  /// inside it.
+  /// inside it, the positions of array elements in `changed` aside (`addresses.1.city` is a
+  /// change of `addresses.city`).
   static func overlaps(_ changed: String, _ path: String) -> Bool {
-    changed == path || changed.hasPrefix(path + ".") || path.hasPrefix(changed + ".")
+    if changed == path || changed.hasPrefix(path + ".") || path.hasPrefix(changed + ".") { return true }
+    let changedParts = changed.split(separator: ".", omittingEmptySubsequences: false)
+    let pathParts = path.split(separator: ".", omittingEmptySubsequences: false)
+    var (i, j) = (0, 0)
+    while i < changedParts.count, j < pathParts.count {
+      if changedParts[i] == pathParts[j] {
+        j += 1
+      } else if changedParts[i].isEmpty || !changedParts[i].allSatisfy(\.isASCII)
+        || !changedParts[i].allSatisfy(\.isNumber)
+      {
+        return false
+      }
+      i += 1
+    }
+    return true
   }
 
   /// The `_id`s modified in `collection` (nil: unknown, every object may have changed).

@@ -65,6 +65,31 @@ import Testing
     #expect(log.entries.count == 5, "no notification after invalidate")
   }
 
+  /// A key path into a list of embedded objects (`addresses.city`) takes the changes the feed
+  /// records at an element's position (`addresses.1.city`), and only those.
+  @Test func keyPathsThroughAListOfEmbeddedObjectsTakeChangesAtAnyPosition() throws {
+    let (reef, _) = try openReef()
+    let business = Business()
+    business.name = "Acme"
+    for city in ["Oslo", "Rome"] {
+      let address = Address()
+      address.city = city
+      business.addresses.append(address)
+    }
+    try reef.write { reef.add(business) }
+    var log: [String] = []
+    let token = reef.objects(Business.self).observe(keyPaths: ["addresses.city"]) { change in
+      if case .update(_, let deletions, let insertions, let modifications) = change {
+        log.append("d\(deletions) i\(insertions) m\(modifications)")
+      }
+    }
+    try reef.write { business.addresses[1].city = "Milan" }
+    try reef.write { business.addresses[1].street = "Via Roma" }
+    try reef.write { business.name = "Acme Inc." }
+    #expect(log == ["d[] i[] m[0]"])
+    _ = token
+  }
+
   @Test func keyPathsLimitModificationsAndWithoutNotifyingSkipsAWrite() throws {
     let (reef, _) = try openReef()
     try reef.write { reef.add(person(1, "Ann", city: "Oslo")) }
