@@ -24,6 +24,9 @@ step "swift run Relationships     # Person, Dog, DogClub, Address (Examples/Rela
 step "swift run UserTasks         # User, Task and a LinkingObjects backlink (Examples/UserTasks)"
 "$bin/UserTasks" "$objects/UserTasks"
 
+step "swift run ObjectTour        # the README's tour: write, query, live results, notifications, freeze, async changes"
+"$bin/ObjectTour"
+
 step "reef export --store EmbeddedObjects/default.reef --out dump --db crm   # the objects as a mongodump directory"
 "$reef" export --store "$objects/EmbeddedObjects/default.reef" --out "$objects/dump" --db crm
 step "reef export --store Relationships/default.reef --out dump --db clubs"

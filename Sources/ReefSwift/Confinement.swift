@@ -29,7 +29,12 @@ enum Confinement {
 
   @inline(never) private func checkOutOfLine() {
     switch self {
-    case .thread: preconditionFailure(Confinement.message)
+    case .thread(let owner):
+      // Opened on the main thread: blocks of the main queue (the main actor's code, top-level
+      // code after an `await`) are the same confinement, on whatever thread libdispatch runs
+      // them once the main thread is parked in `dispatchMain()`.
+      if MainThread.isOwnedByMainQueue(owner) { return }
+      preconditionFailure(Confinement.message)
     case .scheduled(let scheduler): scheduler.check()
     }
   }
@@ -38,7 +43,7 @@ enum Confinement {
   /// only checked, by stopping: ``check()``).
   var isCurrent: Bool {
     switch self {
-    case .thread(let owner): owner == .current
+    case .thread(let owner): owner == .current || MainThread.isOwnedByMainQueue(owner)
     case .scheduled(let scheduler): scheduler.isCurrent
     }
   }
@@ -47,6 +52,26 @@ enum Confinement {
   var scheduler: ReefScheduler? {
     if case .scheduled(let scheduler) = self { return scheduler }
     return nil
+  }
+}
+
+/// The main thread, as the first `Reef` opened on it recorded it: its `Reef`s may also be used
+/// from the main queue's blocks, which are serial with the main thread's own code (the main
+/// thread runs them, or parks in `dispatchMain()` and lets libdispatch run them elsewhere).
+enum MainThread {
+  private static let lock = Lock()
+  nonisolated(unsafe) private static var id: ThreadID?
+  private static let mainQueue = QueueMark.of(.main)
+
+  /// Records the calling thread when it is the main thread.
+  static func recordIfMain() {
+    guard Thread.isMainThread else { return }
+    lock.withLock { if id == nil { id = .current } }
+  }
+
+  /// Whether `owner` is the main thread and the caller runs on the main queue.
+  static func isOwnedByMainQueue(_ owner: ThreadID) -> Bool {
+    lock.withLock { id.map { $0 == owner } ?? false } && mainQueue.isCurrent
   }
 }
 

@@ -208,7 +208,7 @@ extension Results {
   public func thaw() throws -> Results {
     guard isFrozen else { return self }
     let live = try reef.thaw()
-    live.registerOrStop(Element.self)
+    _ = live.registerOrStop(Element.self)
     return Results(
       reef: live, schema: schema, conditions: conditions, sortKeys: sortKeys, distinctPaths: distinctPaths)
   }

@@ -100,6 +100,7 @@ public final class Reef {
   /// - Throws: ``ReefError`` of kind ``ReefError/Kind/schema`` naming each rule a model breaks
   ///   (type and property); ``ReefError/Kind/store`` when the file cannot be opened.
   public convenience init(configuration: Configuration) throws {
+    MainThread.recordIfMain()
     try self.init(configuration: configuration, confinement: .thread(.current))
   }
 

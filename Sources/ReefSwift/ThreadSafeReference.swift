@@ -57,7 +57,7 @@ public final class ThreadSafeReference<Confined>: @unchecked Sendable {
     let box = Sendables((schema, conditions, sortKeys, distinct))
     self.init(store: results.reef.store) { reef in
       let (schema, conditions, sortKeys, distinct) = box.value
-      reef.registerOrStop(Element.self)
+      _ = reef.registerOrStop(Element.self)
       return Results(reef: reef, schema: schema, conditions: conditions, sortKeys: sortKeys, distinctPaths: distinct)
     }
   }
