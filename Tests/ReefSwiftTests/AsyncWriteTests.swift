@@ -20,7 +20,10 @@ final class HeldWrite: @unchecked Sendable {
       try! reef.write {
         reef.add(makePerson(id, name))
         began.signal()
-        timedOut = release.wait(timeout: .now() + 120) == .timedOut
+        // Generous: the test's continuations run on the cooperative pool (2 threads on a 2-core
+        // machine), which blocking tests running beside it can hold for minutes. A timeout here
+        // means a deadlock, not a slow machine.
+        timedOut = release.wait(timeout: .now() + 600) == .timedOut
       }
       done.signal()
     }.start()

@@ -29,10 +29,12 @@ final class LockedLog: @unchecked Sendable {
     return items
   }
 
-  /// Waits until there are `count` entries (at most 20 s); returns whether there are.
+  /// Waits until there are `count` entries (at most 300 s); returns whether there are.
   @discardableResult
   func wait(for count: Int) -> Bool {
-    let deadline = Date(timeIntervalSinceNow: 20)
+    // Long: a passing test returns as soon as the entries are there, and deliveries to an actor
+    // wait for the cooperative pool, which blocking tests beside this one can hold for minutes.
+    let deadline = Date(timeIntervalSinceNow: 300)
     condition.lock()
     defer { condition.unlock() }
     while items.count < count {
