@@ -8,36 +8,54 @@ import ReefStore
   import Darwin
 #endif
 
-/// The `Reef`s that deliver notifications on a queue: one per queue and file, confined to the
-/// queue, opened by the first observation there and closed when the last one ends.
-final class QueueReefs: @unchecked Sendable {
-  static let shared = QueueReefs()
+/// The `Reef`s that deliver notifications on a queue or to an actor: one per queue or actor and
+/// file, confined there, opened by the first observation there and closed when the last one
+/// ends. Only the queue or actor itself opens and lets go of its `Reef`s.
+final class ConfinedReefs: @unchecked Sendable {
+  static let shared = ConfinedReefs()
   private struct Key: Hashable {
-    let queue: ObjectIdentifier
+    let owner: ObjectIdentifier
     let path: String
   }
   private let lock = Lock()
   private var entries: [Key: (reef: Reef, count: Int)] = [:]
 
-  /// The queue's `Reef` of the configuration's file, opened if needed; call on `queue`.
-  func acquire(_ queue: DispatchQueue, _ configuration: Reef.Configuration) throws -> Reef {
-    let key = Key(queue: ObjectIdentifier(queue), path: configuration.path)
-    if let reef = lock.withLock({ () -> Reef? in
+  /// The `Reef` of `owner` (a queue or an actor) and `path`, if one is open; counted as held.
+  func take(_ owner: AnyObject, path: String) -> Reef? {
+    let key = Key(owner: ObjectIdentifier(owner), path: path)
+    return lock.withLock {
       guard let entry = entries[key] else { return nil }
       entries[key] = (entry.reef, entry.count + 1)
       return entry.reef
-    }) {
-      return reef
     }
-    // Opened outside the lock (it reads the file); only this queue opens this key.
-    let reef = try Reef(configuration: configuration, queue: queue)
-    lock.withLock { entries[key] = (reef, 1) }
-    return reef
   }
 
-  /// Lets go of the queue's `Reef` of a file; call on `queue`. The last release closes it.
-  func release(_ queue: DispatchQueue, path: String) {
-    let key = Key(queue: ObjectIdentifier(queue), path: path)
+  /// Records `opened` as the `Reef` of `owner` and `path`, held once, and returns it; if another
+  /// was recorded meanwhile (an actor's observations interleave while one opens), that one.
+  func insert(_ opened: Reef, _ owner: AnyObject, path: String) -> Reef {
+    let key = Key(owner: ObjectIdentifier(owner), path: path)
+    let kept = lock.withLock { () -> Reef in
+      if let entry = entries[key] {
+        entries[key] = (entry.reef, entry.count + 1)
+        return entry.reef
+      }
+      entries[key] = (opened, 1)
+      return opened
+    }
+    return kept
+  }
+
+  /// The queue's `Reef` of the configuration's file, opened if needed; call on `queue`.
+  func acquire(_ queue: DispatchQueue, _ configuration: Reef.Configuration) throws -> Reef {
+    if let reef = take(queue, path: configuration.path) { return reef }
+    // Opened outside the lock (it reads the file).
+    return insert(try Reef(configuration: configuration, queue: queue), queue, path: configuration.path)
+  }
+
+  /// Lets go of the `Reef` of `owner` and `path`, from the queue or actor. The last release
+  /// closes it.
+  func release(_ owner: AnyObject, path: String) {
+    let key = Key(owner: ObjectIdentifier(owner), path: path)
     let closed = lock.withLock { () -> Reef? in
       guard let entry = entries[key] else { return nil }
       if entry.count > 1 {
@@ -51,23 +69,14 @@ final class QueueReefs: @unchecked Sendable {
   }
 }
 
-/// An observation delivered on a queue: set up there, stopped from any thread.
-///
-/// Each call of the block holds a lock that ``cancel()`` takes, so that once `cancel` returns no
-/// call begins (a call running on the queue ends first; a block that invalidates its own token
-/// does not wait: the lock is recursive).
-final class QueueObservation: @unchecked Sendable {
-  let queue: DispatchQueue
-  let path: String
+/// The calls of an observation's block, and its cancellation from any thread: each call holds
+/// a lock that ``close()`` takes, so that once `close` returns no call begins (a call running
+/// then ends first; a block that invalidates its own token does not wait: the lock is recursive).
+final class DeliveryGate: @unchecked Sendable {
   private var mutex = pthread_mutex_t()
-  private var cancelled = false
-  /// The observation in the queue's `Reef` (used on the queue only).
-  private var inner: NotificationToken?
-  private var acquired = false
+  private var closed = false
 
-  init(queue: DispatchQueue, path: String) {
-    self.queue = queue
-    self.path = path
+  init() {
     var attributes = pthread_mutexattr_t()
     pthread_mutexattr_init(&attributes)
     pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE))
@@ -77,26 +86,56 @@ final class QueueObservation: @unchecked Sendable {
 
   deinit { pthread_mutex_destroy(&mutex) }
 
-  /// Runs `body` unless the observation was cancelled.
+  /// Runs `body` unless the gate was closed.
   func deliver(_ body: () -> Void) {
     pthread_mutex_lock(&mutex)
     defer { pthread_mutex_unlock(&mutex) }
-    guard !cancelled else { return }
+    guard !closed else { return }
     body()
   }
+
+  var isClosed: Bool {
+    pthread_mutex_lock(&mutex)
+    defer { pthread_mutex_unlock(&mutex) }
+    return closed
+  }
+
+  /// Closes the gate; returns false when it was closed already.
+  func close() -> Bool {
+    pthread_mutex_lock(&mutex)
+    defer { pthread_mutex_unlock(&mutex) }
+    defer { closed = true }
+    return !closed
+  }
+}
+
+/// An observation delivered on a queue: set up there, stopped from any thread (its calls go
+/// through a ``DeliveryGate``).
+final class QueueObservation: @unchecked Sendable {
+  let queue: DispatchQueue
+  let path: String
+  private let gate = DeliveryGate()
+  /// The observation in the queue's `Reef` (used on the queue only).
+  private var inner: NotificationToken?
+  private var acquired = false
+
+  init(queue: DispatchQueue, path: String) {
+    self.queue = queue
+    self.path = path
+  }
+
+  /// Runs `body` unless the observation was cancelled.
+  func deliver(_ body: () -> Void) { gate.deliver(body) }
 
   /// On the queue: opens the queue's `Reef` and registers the observation in it (`register`),
   /// unless cancelled meanwhile; an error opening it goes to `failed`.
   func start(
     _ configuration: Reef.Configuration, register: (Reef) -> NotificationToken?, failed: (any Error) -> Void
   ) {
-    pthread_mutex_lock(&mutex)
-    let stop = cancelled
-    pthread_mutex_unlock(&mutex)
-    guard !stop else { return }
+    guard !gate.isClosed else { return }
     let reef: Reef
     do {
-      reef = try QueueReefs.shared.acquire(queue, configuration)
+      reef = try ConfinedReefs.shared.acquire(queue, configuration)
     } catch {
       deliver { failed(error) }
       return
@@ -108,17 +147,13 @@ final class QueueObservation: @unchecked Sendable {
   /// Stops the observation: no block call begins once this returns. The queue's `Reef` is let
   /// go of later, on the queue.
   func cancel() {
-    pthread_mutex_lock(&mutex)
-    let wasCancelled = cancelled
-    cancelled = true
-    pthread_mutex_unlock(&mutex)
-    guard !wasCancelled else { return }
+    guard gate.close() else { return }
     queue.async {
       self.inner?.invalidate()
       self.inner = nil
       if self.acquired {
         self.acquired = false
-        QueueReefs.shared.release(self.queue, path: self.path)
+        ConfinedReefs.shared.release(self.queue, path: self.path)
       }
     }
   }
@@ -198,31 +233,16 @@ extension _ObjectObservable where Self: ObjectBase {
       observation.start(
         configuration,
         register: { reef in
-          if embedded {
-            let error = ReefError(
-              .confinement,
-              "observe(keyPaths:on:) takes top-level objects only: observe the object that holds this \(Self.className()) on the queue",
-              type: Self.className())
+          switch Self.find(id, embedded: embedded, in: reef) {
+          case .failure(let error):
             observation.deliver { block(.error(error)) }
             return nil
-          }
-          let document: Document?
-          let schema: ObjectSchema
-          do {
-            schema = try reef.register(Self.self)
-            document = try storeCall { () throws(StoreError) in
-              try reef.transaction().collection(schema.className).document(forID: id)
-            }
-          } catch {
-            observation.deliver { block(.error(error)) }
-            return nil
-          }
-          guard let document else {
+          case .success(nil):
             observation.deliver { block(.deleted) }
             return nil
+          case .success(let object?):
+            return object.observe(keyPaths: keyPaths) { change in observation.deliver { block(change) } }
           }
-          let object = reef.object(Self.self, schema: schema, document: document)
-          return object.observe(keyPaths: keyPaths) { change in observation.deliver { block(change) } }
         },
         failed: { block(.error($0)) })
     }

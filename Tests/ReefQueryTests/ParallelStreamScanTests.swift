@@ -98,7 +98,7 @@ import Testing
 
   static func write(_ documents: [[UInt8]], in directory: String, _ name: String) -> String {
     let path = directory + "/" + name
-    FileManager.default.createFile(atPath: path, contents: Data(documents.flatMap { $0 }))
+    #expect(FileManager.default.createFile(atPath: path, contents: Data(documents.flatMap { $0 })))
     return path
   }
 
@@ -144,7 +144,7 @@ import Testing
         bytes[bytes.count / 2 + Int(random.next() % UInt64(bytes.count / 2))] ^= 0x80
       }
       let path = directory + "/damaged-\(round).bson"
-      FileManager.default.createFile(atPath: path, contents: Data(bytes))
+      #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
       for skipping in [false, true] {
         let expected = Self.sequential(path, query, skipping: skipping)
         failures += expected.contains { if case .failed = $0 { true } else { false } } ? 1 : 0

@@ -1,0 +1,184 @@
+import ReefBSON
+import ReefStore
+
+extension ConfinedReefs {
+  /// The actor's `Reef` of the configuration's file, opened if needed.
+  func acquire<A: Actor>(_ actor: isolated A, _ configuration: Reef.Configuration) async throws -> Reef {
+    if let reef = take(actor, path: configuration.path) { return reef }
+    return insert(try await Reef(configuration: configuration, actor: actor), actor, path: configuration.path)
+  }
+}
+
+/// Runs `body` isolated to `actor` (a call from elsewhere hops there).
+func isolated<A: Actor, T: Sendable>(
+  to actor: isolated A, _ body: @Sendable (isolated A) async throws -> T
+) async rethrows -> T {
+  try await body(actor)
+}
+
+/// An observation delivered to an actor: set up there, stopped from any thread (its calls go
+/// through a ``DeliveryGate``).
+final class ActorObservation: @unchecked Sendable {
+  let actor: any Actor
+  let path: String
+  private let gate = DeliveryGate()
+  /// The observation in the actor's `Reef`, and whether this holds that `Reef` (both used while
+  /// isolated to the actor only).
+  private var inner: NotificationToken?
+  private var acquired = false
+
+  init(actor: any Actor, path: String) {
+    self.actor = actor
+    self.path = path
+  }
+
+  /// Runs `body` unless the observation was cancelled.
+  func deliver(_ body: () -> Void) { gate.deliver(body) }
+
+  /// Isolated to the actor: opens the actor's `Reef` and registers the observation in it
+  /// (`register`), unless cancelled meanwhile; an error opening it goes to `failed`.
+  func start<A: Actor>(
+    on actor: isolated A, _ configuration: Reef.Configuration, register: (Reef) -> NotificationToken?,
+    failed: (any Error) -> Void
+  ) async {
+    guard !gate.isClosed else { return }
+    let reef: Reef
+    do {
+      reef = try await ConfinedReefs.shared.acquire(actor, configuration)
+    } catch {
+      deliver { failed(error) }
+      return
+    }
+    acquired = true
+    // Cancelled while opening: `cancel` found nothing to stop yet.
+    guard !gate.isClosed else { return stop(actor) }
+    inner = register(reef)
+  }
+
+  /// Isolated to the actor: stops the inner observation and lets go of the actor's `Reef`.
+  private func stop(_ actor: isolated any Actor) {
+    inner?.invalidate()
+    inner = nil
+    if acquired {
+      acquired = false
+      ConfinedReefs.shared.release(actor, path: path)
+    }
+  }
+
+  /// Stops the observation: no block call begins once this returns. The actor's `Reef` is let
+  /// go of later, on the actor.
+  func cancel() {
+    guard gate.close() else { return }
+    Task { await isolated(to: actor) { actor in self.stop(actor) } }
+  }
+}
+
+extension Results {
+  /// ``observe(keyPaths:_:)``, with the block called isolated to `actor`: Realm's
+  /// `observe(keyPaths:on:_:)` for actors.
+  ///
+  /// The block gets the results as seen by a `Reef` of the same file confined to `actor` (one per
+  /// actor and file, kept while its observations last; see ``Reef/init(configuration:actor:)``):
+  /// `.initial` before this returns, then `.update` after each commit that changed the results,
+  /// by any `Reef`, thread or process. The store's change feed wakes the actor: nobody needs to
+  /// call ``Reef/refresh()``. Call it where these results may be used (their `Reef`'s thread or
+  /// actor): `isolation` keeps the call there.
+  ///
+  /// The token may be invalidated from anywhere: once ``NotificationToken/invalidate()``
+  /// returns, no call of the block begins.
+  public func observe<A: Actor>(
+    keyPaths: [String]? = nil, on actor: A, isolation: isolated (any Actor)? = #isolation,
+    _ block: @Sendable @escaping (isolated A, ReefCollectionChange<Results<Element>>) -> Void
+  ) async -> NotificationToken {
+    reef.checkThread()
+    precondition(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+    let observation = ActorObservation(actor: actor, path: reef.configuration.path)
+    let configuration = reef.configuration
+    // The query's values, not the results (which hold this thread's Reef).
+    let query = Confined((conditions, sortKeys, distinctPaths))
+    await isolated(to: actor) { here in
+      await observation.start(
+        on: here, configuration,
+        register: { reef in
+          let results = reef.objects(Element.self).with(
+            conditions: query.value.0, sortKeys: query.value.1, distinctPaths: query.value.2)
+          return results.observe(keyPaths: keyPaths) { change in
+            let change = Confined(change)
+            observation.deliver { actor.assumeIsolated { block($0, change.value) } }
+          }
+        },
+        failed: { block(here, .error($0)) })
+    }
+    return NotificationToken(stop: { observation.cancel() })
+  }
+}
+
+extension _ObjectObservable where Self: ObjectBase {
+  /// ``observe(keyPaths:_:)``, with the block called isolated to `actor`: Realm's
+  /// `observe(keyPaths:on:_:)` for actors.
+  ///
+  /// The block gets the object as read by a `Reef` of the same file confined to `actor` (one per
+  /// actor and file, kept while its observations last), after each commit that changed or
+  /// deleted it, by any `Reef`, thread or process; the changes are counted from the state of the
+  /// file when this returns. Only top-level objects (`Object`): for an embedded object the block
+  /// gets `.error`. Call it where the object may be used (its `Reef`'s thread or actor):
+  /// `isolation` keeps the call there. The token may be invalidated from anywhere: once
+  /// ``NotificationToken/invalidate()`` returns, no call of the block begins.
+  public func observe<A: Actor>(
+    keyPaths: [String]? = nil, on actor: A, isolation: isolated (any Actor)? = #isolation,
+    _ block: @Sendable @escaping (isolated A, ObjectChange<Self>) -> Void
+  ) async -> NotificationToken {
+    guard let managed = _managed else {
+      preconditionFailure("Only objects which are managed by a Reef support change notifications")
+    }
+    let reef = managed.reef
+    reef.checkThread()
+    precondition(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+    let observation = ActorObservation(actor: actor, path: reef.configuration.path)
+    let configuration = reef.configuration
+    let embedded = managed.parent != nil
+    let id = Confined(managed.id)
+    await isolated(to: actor) { here in
+      await observation.start(
+        on: here, configuration,
+        register: { reef in
+          switch Self.find(id.value, embedded: embedded, in: reef) {
+          case .failure(let error):
+            observation.deliver { actor.assumeIsolated { block($0, .error(error)) } }
+            return nil
+          case .success(nil):
+            observation.deliver { actor.assumeIsolated { block($0, .deleted) } }
+            return nil
+          case .success(let object?):
+            return object.observe(keyPaths: keyPaths) { change in
+              let change = Confined(change)
+              observation.deliver { actor.assumeIsolated { block($0, change.value) } }
+            }
+          }
+        },
+        failed: { block(here, .error($0)) })
+    }
+    return NotificationToken(stop: { observation.cancel() })
+  }
+
+  /// The object of this type with `_id` `id` as `reef` reads it (nil: deleted), for an
+  /// observation set up in another confinement; an embedded object fails (it has no `_id`).
+  static func find(_ id: BSON, embedded: Bool, in reef: Reef) -> Result<Self?, any Error> {
+    if embedded {
+      return .failure(
+        ReefError(
+          .confinement,
+          "observe(keyPaths:on:) takes top-level objects only: observe the object that holds this \(className()) there",
+          type: className()))
+    }
+    do {
+      let schema = try reef.register(Self.self)
+      let document = try storeCall { () throws(StoreError) in
+        try reef.transaction().collection(schema.className).document(forID: id)
+      }
+      return .success(document.map { reef.object(Self.self, schema: schema, document: $0) })
+    } catch {
+      return .failure(error)
+    }
+  }
+}
