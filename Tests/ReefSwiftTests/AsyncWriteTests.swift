@@ -44,6 +44,28 @@ func queueReef(_ path: String, _ queue: DispatchQueue) -> Smuggled<Reef> {
   return Smuggled(value: box.value[0] as! Reef)
 }
 
+extension ReefHolder {
+  /// Three `writeAsync` calls on the actor's `Reef`; each block and completion logs itself and
+  /// whether it runs isolated to the actor.
+  func writeAsyncThree(_ log: LockedLog) {
+    let reef = reef!
+    for (id, name) in [(1, "Ann"), (2, "Bob"), (3, "Cy")] {
+      reef.writeAsync {
+        self.preconditionIsolated()
+        reef.add(makePerson(id, name))
+        log.append("block \(name)")
+      } onComplete: { error in
+        self.preconditionIsolated()
+        log.append("done \(name) \(error.map { "\($0)" } ?? "nil")")
+      }
+    }
+    // Nothing ran yet: the blocks run later, on this actor.
+    log.append("returned \(reef.isPerformingAsynchronousWriteOperations)")
+  }
+
+  var isPerformingAsynchronousWriteOperations: Bool { reef!.isPerformingAsynchronousWriteOperations }
+}
+
 struct BlockError: Error, Equatable {}
 
 /// Async writes: `asyncWrite` on an actor, `writeAsync`, `beginAsyncWrite` and
@@ -63,6 +85,21 @@ struct BlockError: Error, Equatable {}
     #expect(!held.timedOut, "the actor was blocked while the write waited")
     #expect(holder.log.entries == ["ping while waiting", "wrote Bob"])
     #expect(await holder.names() == ["Ann", "Bob"])
+  }
+
+  @Test func writeAsyncOnAnActorRunsBlocksAndCompletionsInOrderOnTheActor() async throws {
+    let (_, path) = try openReef()
+    let holder = ReefHolder()
+    try await holder.open(path)
+    let log = LockedLog()
+    await holder.writeAsyncThree(log)
+    #expect(await log.arrive(7))
+    #expect(
+      log.entries == [
+        "returned true", "block Ann", "block Bob", "block Cy", "done Ann nil", "done Bob nil", "done Cy nil",
+      ])
+    #expect(await holder.isPerformingAsynchronousWriteOperations == false)
+    #expect(await holder.names() == ["Ann", "Bob", "Cy"])
   }
 
   @Test func asyncWriteRollsBackWhatTheBlockThrowsOrBreaks() async throws {
