@@ -19,12 +19,11 @@ import Testing
     return person
   }
 
+  /// ``describePeople(_:)``, and whether the results are frozen.
   func describe(_ change: ReefCollectionChange<Results<Person>>) -> String {
     switch change {
-    case .initial(let results): "initial \(results.map(\.name)) frozen \(results.isFrozen)"
-    case .update(let results, let deletions, let insertions, let modifications):
-      "update \(results.map(\.name)) d\(deletions) i\(insertions) m\(modifications) frozen \(results.isFrozen)"
-    case .error(let error): "error \(error)"
+    case .initial(let results), .update(let results, _, _, _): "\(describePeople(change)) frozen \(results.isFrozen)"
+    case .error: describePeople(change)
     }
   }
 

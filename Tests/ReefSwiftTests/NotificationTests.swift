@@ -24,15 +24,6 @@ import Testing
     return person
   }
 
-  func describe(_ change: ReefCollectionChange<Results<Person>>) -> String {
-    switch change {
-    case .initial(let results): "initial \(results.map(\.name))"
-    case .update(let results, let deletions, let insertions, let modifications):
-      "update \(results.map(\.name)) d\(deletions) i\(insertions) m\(modifications)"
-    case .error(let error): "error \(error)"
-    }
-  }
-
   @Test func resultsReportInsertionsDeletionsMovesAndModificationsExactly() throws {
     let (reef, _) = try openReef()
     try reef.write {
@@ -42,7 +33,7 @@ import Testing
     }
     let log = Log()
     let sorted = reef.objects(Person.self).sorted(byKeyPath: "name")
-    let token = sorted.observe { log.entries.append(self.describe($0)) }
+    let token = sorted.observe { log.entries.append(describePeople($0)) }
     #expect(log.entries == [#"initial ["Ann", "Cy", "Eve"]"#])
 
     try reef.write { reef.add(person(4, "Bob")) }
@@ -96,8 +87,8 @@ import Testing
     let byName = Log()
     let byCity = Log()
     let people = reef.objects(Person.self)
-    let nameToken = people.observe(keyPaths: ["name"]) { byName.entries.append(self.describe($0)) }
-    let cityToken = people.observe(keyPaths: ["address.city"]) { byCity.entries.append(self.describe($0)) }
+    let nameToken = people.observe(keyPaths: ["name"]) { byName.entries.append(describePeople($0)) }
+    let cityToken = people.observe(keyPaths: ["address.city"]) { byCity.entries.append(describePeople($0)) }
     try reef.write { reef.object(ofType: Person.self, forPrimaryKey: 1)!.address!.city = "Bergen" }
     try reef.write { reef.object(ofType: Person.self, forPrimaryKey: 1)!.name = "Anna" }
     #expect(byName.entries == [#"initial ["Ann"]"#, #"update ["Anna"] d[] i[] m[0]"#])
@@ -155,7 +146,7 @@ import Testing
     var didChange = 0
     let reefToken = reef.observe { notification, _ in if notification == .didChange { didChange += 1 } }
     let log = Log()
-    let token = reef.objects(Person.self).observe { log.entries.append(self.describe($0)) }
+    let token = reef.objects(Person.self).observe { log.entries.append(describePeople($0)) }
     let written = DispatchSemaphore(value: 0)
     let thread = Thread {
       let other = try! Reef(configuration: Reef.Configuration(fileURL: URL(fileURLWithPath: path)))
