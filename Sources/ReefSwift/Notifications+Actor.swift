@@ -128,32 +128,17 @@ extension _ObjectObservable where Self: ObjectBase {
     keyPaths: [String]? = nil, on actor: A, isolation: isolated (any Actor)? = #isolation,
     _ block: @Sendable @escaping (isolated A, ObjectChange<Self>) -> Void
   ) async -> NotificationToken {
-    guard let managed = _managed else {
-      preconditionFailure("Only objects which are managed by a Reef support change notifications")
-    }
-    let reef = managed.reef
-    reef.checkThread()
-    precondition(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+    let (reef, id, embedded) = observedIdentity()
     let observation = ActorObservation(actor: actor, path: reef.configuration.path)
     let configuration = reef.configuration
-    let embedded = managed.parent != nil
-    let id = Confined(managed.id)
+    let carriedID = Confined(id)
     await isolated(to: actor) { here in
       await observation.start(
         on: here, configuration,
         register: { reef in
-          switch Self.find(id.value, embedded: embedded, in: reef) {
-          case .failure(let error):
-            observation.deliver { actor.assumeIsolated { block($0, .error(error)) } }
-            return nil
-          case .success(nil):
-            observation.deliver { actor.assumeIsolated { block($0, .deleted) } }
-            return nil
-          case .success(let object?):
-            return object.observe(keyPaths: keyPaths) { change in
-              let change = Confined(change)
-              observation.deliver { actor.assumeIsolated { block($0, change.value) } }
-            }
+          Self.observeAgain(carriedID.value, embedded: embedded, keyPaths: keyPaths, in: reef) { change in
+            let change = Confined(change)
+            observation.deliver { actor.assumeIsolated { block($0, change.value) } }
           }
         },
         failed: { block(here, .error($0)) })
@@ -161,24 +146,48 @@ extension _ObjectObservable where Self: ObjectBase {
     return NotificationToken(stop: { observation.cancel() })
   }
 
-  /// The object of this type with `_id` `id` as `reef` reads it (nil: deleted), for an
-  /// observation set up in another confinement; an embedded object fails (it has no `_id`).
-  static func find(_ id: BSON, embedded: Bool, in reef: Reef) -> Result<Self?, any Error> {
-    if embedded {
-      return .failure(
-        ReefError(
-          .confinement,
-          "observe(keyPaths:on:) takes top-level objects only: observe the object that holds this \(className()) there",
-          type: className()))
+  /// For an observation delivered elsewhere: stops unless this object is managed and may be
+  /// used here outside a write transaction; its `Reef`, `_id` and whether it is embedded.
+  func observedIdentity() -> (reef: Reef, id: BSON, embedded: Bool) {
+    guard let managed = _managed else {
+      preconditionFailure("Only objects which are managed by a Reef support change notifications")
     }
+    managed.reef.checkThread()
+    precondition(
+      !managed.reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+    return (managed.reef, managed.id, managed.parent != nil)
+  }
+
+  /// Observes the object of this type with `_id` `id` as `reef` reads it, for an observation set
+  /// up in another confinement: `.deleted` (and nil) when it is gone, `.error` (and nil) for an
+  /// embedded object (it has no `_id`) or a failed read.
+  static func observeAgain(
+    _ id: BSON, embedded: Bool, keyPaths: [String]?, in reef: Reef, _ deliver: @escaping (ObjectChange<Self>) -> Void
+  ) -> NotificationToken? {
+    if embedded {
+      deliver(
+        .error(
+          ReefError(
+            .confinement,
+            "observe(keyPaths:on:) takes top-level objects only: observe the object that holds this \(className()) there",
+            type: className())))
+      return nil
+    }
+    let object: Self?
     do {
       let schema = try reef.register(Self.self)
       let document = try storeCall { () throws(StoreError) in
         try reef.transaction().collection(schema.className).document(forID: id)
       }
-      return .success(document.map { reef.object(Self.self, schema: schema, document: $0) })
+      object = document.map { reef.object(Self.self, schema: schema, document: $0) }
     } catch {
-      return .failure(error)
+      deliver(.error(error))
+      return nil
     }
+    guard let object else {
+      deliver(.deleted)
+      return nil
+    }
+    return object.observe(keyPaths: keyPaths, deliver)
   }
 }

@@ -217,31 +217,17 @@ extension _ObjectObservable where Self: ObjectBase {
     keyPaths: [String]? = nil, on queue: DispatchQueue?, _ block: @escaping (ObjectChange<Self>) -> Void
   ) -> NotificationToken {
     guard let queue else { return observe(keyPaths: keyPaths, block) }
-    guard let managed = _managed else {
-      preconditionFailure("Only objects which are managed by a Reef support change notifications")
-    }
-    let reef = managed.reef
-    reef.checkThread()
-    precondition(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+    let (reef, id, embedded) = observedIdentity()
     let observation = QueueObservation(queue: queue, path: reef.configuration.path)
     let configuration = reef.configuration
-    let embedded = managed.parent != nil
     let carried = Confined(block)
-    let id = managed.id
     queue.async {
       let block = carried.value
       observation.start(
         configuration,
         register: { reef in
-          switch Self.find(id, embedded: embedded, in: reef) {
-          case .failure(let error):
-            observation.deliver { block(.error(error)) }
-            return nil
-          case .success(nil):
-            observation.deliver { block(.deleted) }
-            return nil
-          case .success(let object?):
-            return object.observe(keyPaths: keyPaths) { change in observation.deliver { block(change) } }
+          Self.observeAgain(id, embedded: embedded, keyPaths: keyPaths, in: reef) { change in
+            observation.deliver { block(change) }
           }
         },
         failed: { block(.error($0)) })
