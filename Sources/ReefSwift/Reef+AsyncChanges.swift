@@ -17,6 +17,14 @@ public struct ReefChanges<Change>: AsyncSequence, @unchecked Sendable {
 
   /// The iterator (one per sequence, as `AsyncStream`'s).
   public func makeAsyncIterator() -> AsyncStream<Change>.Iterator { stream.makeAsyncIterator() }
+
+  /// A sequence of one change (an error, or a deletion), then the end.
+  static func only(_ change: Change) -> ReefChanges {
+    let (stream, continuation) = AsyncStream<Change>.makeStream()
+    continuation.yieldFrozen(change)
+    continuation.finish()
+    return ReefChanges(stream: stream)
+  }
 }
 
 /// The cancellation of a feed observation, which may come before the observation exists.
@@ -45,7 +53,7 @@ private final class ObservationSlot: @unchecked Sendable {
 
 /// The state a change sequence keeps on the feed's thread (one handler call at a time): the
 /// last frozen `Reef` and the feed sequence it reads.
-private final class FrozenFeed<Change>: @unchecked Sendable {
+final class FrozenFeed<Change>: @unchecked Sendable {
   private var reef: Reef
   private var sequence: UInt64
   private var ended = false
@@ -157,10 +165,7 @@ extension Results {
       frozen = try freeze()
       tracker = try ResultsTracker(frozen)
     } catch {
-      let (stream, continuation) = AsyncStream<ReefCollectionChange<Results<Element>>>.makeStream()
-      continuation.yieldFrozen(.error(error))
-      continuation.finish()
-      return ReefChanges(stream: stream)
+      return .only(.error(error))
     }
     let (schema, conditions, sortKeys, distinct) = (schema, conditions, sortKeys, distinctPaths)
     let collection = schema.className
@@ -224,10 +229,7 @@ extension _ObjectObservable where Self: ObjectBase {
       }
       start = (path, document)
     } catch {
-      let (stream, continuation) = AsyncStream<ObjectChange<Self>>.makeStream()
-      continuation.yieldFrozen((error as? ReefError)?.kind == .invalidated ? .deleted : .error(error))
-      continuation.finish()
-      return ReefChanges(stream: stream)
+      return .only((error as? ReefError)?.kind == .invalidated ? .deleted : .error(error))
     }
     let path = start.path
     var old = start.document
@@ -284,7 +286,7 @@ extension PropertyChange {
 extension AsyncStream.Continuation {
   /// Yields a change whose results or object are frozen (or an error): readable in any task,
   /// which the compiler cannot see from the type.
-  fileprivate func yieldFrozen(_ change: Element) {
+  func yieldFrozen(_ change: Element) {
     nonisolated(unsafe) let change = change
     yield(change)
   }
