@@ -1,13 +1,15 @@
 import ReefBSON
 import ReefStore
 
-/// The changes of a ``Results`` or an object as an asynchronous sequence (``Results/changes``,
-/// `object.changes`): each change's results or object is FROZEN, so it can be read in any task.
+/// The changes of a ``Results``, an object or a collection (``List``, ``MutableSet``, ``Map``,
+/// ``LinkingObjects``) as an asynchronous sequence (``Results/changes``, `object.changes`,
+/// ``List/changes``...): each change's results, object or collection is FROZEN, so it can be
+/// read in any task.
 ///
 /// The sequence follows the store's change feed on the feed's thread: after each commit that
 /// affects what is observed (from this thread, another thread or another process), it pins the
 /// new snapshot as a frozen `Reef` and computes the change from the previous one, with the same
-/// rules as ``Results/observe(keyPaths:_:)`` and object `observe`. It ends when the task
+/// rules as the same-thread `observe`. It ends when the task
 /// iterating it is cancelled or the sequence is released, which cancels its feed observation.
 /// Changes are buffered until read: each buffered change pins its snapshot (see
 /// ``Reef/freeze()`` for the cost), so read them promptly.
