@@ -88,18 +88,8 @@ extension Map {
 /// Realm's message for notifications asked of an unmanaged collection.
 let unmanagedCollectionMessage = "Collections which are not managed by a Reef do not support change notifications"
 
-/// The notifications of a managed `List`, `MutableSet` or `Map`: its elements as last reported,
-/// compared with the new ones after each batch that touched the owner's document (or, for
-/// links, the linked type's collection).
+/// The notifications of a managed `List`, `MutableSet` or `Map`, on its `Reef`'s thread.
 enum ElementObserver {
-  /// The elements of a collection: each one's identity (its value; a map's key) and value.
-  struct State {
-    var keys: [BSON] = []
-    var values: [BSON] = []
-    /// Whether every stored element is in ``keys`` (links to objects that are gone are not).
-    var complete = true
-  }
-
   static func observe<C>(
     _ collection: C, access: FieldAccess, keyPaths: [String]?, _ block: @escaping (ReefCollectionChange<C>) -> Void
   ) -> NotificationToken {
@@ -108,8 +98,8 @@ enum ElementObserver {
     let reef = owner.reef
     reef.checkThread()
     precondition(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
-    var state: State
-    switch read(access) {
+    let tracker: ElementTracker
+    switch ElementTracker.start(access, keyPaths: keyPaths) {
     case .failure(let error):
       block(.error(error))
       return NotificationToken(reef: nil, id: 0)
@@ -121,75 +111,146 @@ enum ElementObserver {
             "the \(property.name) of a deleted or invalidated \(owner.schema.className) cannot be observed",
             type: owner.schema.className, property: property.name, primaryKey: owner.id)))
       return NotificationToken(reef: nil, id: 0)
-    case .success(let initial?):
-      state = initial
+    case .success(let started?):
+      tracker = started
     }
     block(.initial(collection))
-    let target = property.objectClass.map(ObjectSchema.of)
-    let storedPaths = keyPaths.map { paths in
+    return CollectionStep.observe(collection, in: reef, block) { tracker.advance(access, batch: $0) }
+  }
+}
+
+/// What a batch of commits did to an observed collection.
+enum CollectionStep {
+  /// The batch did not touch the collection.
+  case untouched
+  /// The collection can no longer be read (the notifications end).
+  case failed(ReefError)
+  /// Its object is gone, and every element (old indices) with it (the notifications end).
+  case ownerGone(deletions: [Int])
+  /// The elements changed (or not, when all three are empty).
+  case changed(deletions: [Int], insertions: [Int], modifications: [Int])
+
+  /// The change this step reports for `collection` (nil: none), and whether it is the last.
+  func report<C>(_ collection: C) -> (change: ReefCollectionChange<C>?, last: Bool) {
+    switch self {
+    case .untouched: return (nil, false)
+    case .failed(let error): return (.error(error), true)
+    case .ownerGone(let deletions):
+      let change = CollectionStep.changed(deletions: deletions, insertions: [], modifications: [])
+      return (change.report(collection).change, true)
+    case .changed(let deletions, let insertions, let modifications):
+      guard !(deletions.isEmpty && insertions.isEmpty && modifications.isEmpty) else { return (nil, false) }
+      return (
+        .update(collection, deletions: deletions, insertions: insertions, modifications: modifications), false
+      )
+    }
+  }
+
+  /// Calls `block` with the change `advance` finds in each batch `reef` sees, until one is the
+  /// last (a batch seen silently, as after a write that skips this token, reports nothing).
+  static func observe<C>(
+    _ collection: C, in reef: Reef, _ block: @escaping (ReefCollectionChange<C>) -> Void,
+    advance: @escaping (ChangeBatch) -> CollectionStep
+  ) -> NotificationToken {
+    var ended = false
+    return reef.addObserver { _, batch, silent in
+      guard !ended else { return }
+      let (change, last) = advance(batch).report(collection)
+      ended = last
+      if !silent, let change { block(change) }
+    }
+  }
+}
+
+/// The elements of a managed `List`, `MutableSet` or `Map` as last reported, compared with the
+/// new ones after each batch that touched the owner's document (or, for links, the linked
+/// type's collection). It follows one collection, read through the same or successive accessors
+/// (a live one, or one per frozen snapshot).
+final class ElementTracker {
+  /// The elements of a collection: each one's identity (its value; a map's key) and value.
+  struct State {
+    var keys: [BSON] = []
+    var values: [BSON] = []
+    /// Whether every stored element is in ``keys`` (links to objects that are gone are not).
+    var complete = true
+  }
+
+  private var state: State
+  private let property: Property
+  /// The linked type, for links and embedded objects.
+  private let target: ObjectSchema?
+  /// The watched paths, as stored.
+  private let storedPaths: [String]?
+
+  private init(state: State, property: Property, keyPaths: [String]?) {
+    self.state = state
+    self.property = property
+    target = property.objectClass.map(ObjectSchema.of)
+    storedPaths = keyPaths.map { [target] paths in
       paths.map { path in target.map { ChangePaths.stored(path, schema: $0) } ?? path }
     }
-    let isList = property.isArray
-    let topCollection = owner.top.schema.className
-    let topID = owner.top.id
-    var ended = false
-    return reef.addObserver { reef, batch, silent in
-      guard !ended else { return }
-      let prefix = owner.parent == nil ? "" : owner.pathDescription + "."
-      let touch = FieldTouch(
-        field: prefix + property.columnName, collection: topCollection, id: topID, batch: batch)
-      let linked = property.isLink ? target : nil
-      let targetTouched = linked.map { ChangePaths.touches($0.className, batch: batch) } ?? false
-      guard touch.touched || targetTouched else { return }
-      let new: State
-      switch read(access) {
-      case .failure(let error):
-        ended = true
-        if !silent { block(.error(error)) }
-        return
-      case .success(nil):
-        // The owner is gone: every element went with it.
-        ended = true
-        let deletions = Array(state.keys.indices)
-        state = State()
-        if !silent && !deletions.isEmpty {
-          block(.update(collection, deletions: deletions, insertions: [], modifications: []))
-        }
-        return
-      case .success(let read?):
-        new = read
-      }
-      // The linked objects whose documents changed (nil: any may have).
-      var modifiedTargets: Set<BSON>? = []
-      if let linked, targetTouched {
-        modifiedTargets = ChangePaths.modifiedIDs(in: linked.className, batch: batch, paths: storedPaths)
-      }
-      func linkModified(_ identity: BSON) -> Bool {
-        guard let linked, modifiedTargets?.isEmpty != true else { return false }
-        guard let modifiedTargets else { return true }
-        return ChangePaths.linkedID(identity, schema: linked, reef: reef).map(modifiedTargets.contains) ?? false
-      }
-      let valuePaths = property.isEmbedded ? storedPaths : nil
-      var fixed: Set<Int> = []
-      if isList, let positions = touch.positions, state.complete, new.complete, state.keys.count == new.keys.count {
-        fixed = Set(new.keys.indices).subtracting(positions)
-      }
-      let old = state
-      let diff = ElementDiff(
-        old: old.keys, new: new.keys, fixed: fixed, pairs: isList,
-        stayedModified: { oldIndex, newIndex in
-          (property.isMap && KeyPathValues.differ(old.values[oldIndex], new.values[newIndex], at: valuePaths))
-            || linkModified(new.values[newIndex])
-        },
-        pairModified: { oldIndex, newIndex in
-          property.isLink || KeyPathValues.differ(old.values[oldIndex], new.values[newIndex], at: valuePaths)
-        })
-      state = new
-      guard !silent, !diff.isEmpty else { return }
-      block(
-        .update(
-          collection, deletions: diff.deletions, insertions: diff.insertions, modifications: diff.modifications))
+  }
+
+  /// A tracker of the collection's elements now; nil when its object is gone; an error when
+  /// the stored field does not fit the property.
+  static func start(_ access: FieldAccess, keyPaths: [String]?) -> Result<ElementTracker?, ReefError> {
+    read(access).map { state in
+      state.map { ElementTracker(state: $0, property: access.property, keyPaths: keyPaths) }
     }
+  }
+
+  /// The change a batch made, reading the collection through `access` (whose `Reef` has seen it).
+  func advance(_ access: FieldAccess, batch: ChangeBatch) -> CollectionStep {
+    let owner = access.owner
+    let reef = owner.reef
+    let prefix = owner.parent == nil ? "" : owner.pathDescription + "."
+    let touch = FieldTouch(
+      field: prefix + property.columnName, collection: owner.top.schema.className, id: owner.top.id, batch: batch)
+    let linked = property.isLink ? target : nil
+    let targetTouched = linked.map { ChangePaths.touches($0.className, batch: batch) } ?? false
+    guard touch.touched || targetTouched else { return .untouched }
+    let new: State
+    switch Self.read(access) {
+    case .failure(let error):
+      return .failed(error)
+    case .success(nil):
+      // The owner is gone: every element went with it.
+      let deletions = Array(state.keys.indices)
+      state = State()
+      return .ownerGone(deletions: deletions)
+    case .success(let read?):
+      new = read
+    }
+    // The linked objects whose documents changed (nil: any may have).
+    var modifiedTargets: Set<BSON>? = []
+    if let linked, targetTouched {
+      modifiedTargets = ChangePaths.modifiedIDs(in: linked.className, batch: batch, paths: storedPaths)
+    }
+    func linkModified(_ identity: BSON) -> Bool {
+      guard let linked, modifiedTargets?.isEmpty != true else { return false }
+      guard let modifiedTargets else { return true }
+      return ChangePaths.linkedID(identity, schema: linked, reef: reef).map(modifiedTargets.contains) ?? false
+    }
+    let property = property
+    let valuePaths = property.isEmbedded ? storedPaths : nil
+    var fixed: Set<Int> = []
+    if property.isArray, let positions = touch.positions, state.complete, new.complete,
+      state.keys.count == new.keys.count
+    {
+      fixed = Set(new.keys.indices).subtracting(positions)
+    }
+    let old = state
+    let diff = ElementDiff(
+      old: old.keys, new: new.keys, fixed: fixed, pairs: property.isArray,
+      stayedModified: { oldIndex, newIndex in
+        (property.isMap && KeyPathValues.differ(old.values[oldIndex], new.values[newIndex], at: valuePaths))
+          || linkModified(new.values[newIndex])
+      },
+      pairModified: { oldIndex, newIndex in
+        property.isLink || KeyPathValues.differ(old.values[oldIndex], new.values[newIndex], at: valuePaths)
+      })
+    state = new
+    return .changed(deletions: diff.deletions, insertions: diff.insertions, modifications: diff.modifications)
   }
 
   /// The collection's elements now; nil when its object is gone; an error when the stored
@@ -282,7 +343,7 @@ extension LinkingObjects {
     let reef = owner.reef
     reef.checkThread()
     precondition(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
-    guard owner.currentDocument() != nil else {
+    guard let tracker = LinkingTracker(self, keyPaths: keyPaths) else {
       block(
         .error(
           ReefError(
@@ -291,40 +352,47 @@ extension LinkingObjects {
             type: owner.schema.className, primaryKey: owner.id)))
       return NotificationToken(reef: nil, id: 0)
     }
-    let origin = ObjectSchema.of(Element.self)
-    let paths = keyPaths.map { $0.map { ChangePaths.stored($0, schema: origin) } }
-    var ids = results.map { $0._managed?.id ?? .null }
     block(.initial(self))
-    let linkingObjects = self
-    let top = owner.top
-    var ended = false
-    return reef.addObserver { _, batch, silent in
-      guard !ended else { return }
-      let touched =
-        ChangePaths.touches(origin.className, batch: batch)
-        || batch.commits.contains { commit in
-          commit.resetCollections.contains(top.schema.className)
-            || commit.changes.contains { $0.collection == top.schema.className && $0.id == top.id }
-        }
-      guard touched else { return }
-      guard owner.currentDocument() != nil else {
-        ended = true
-        let deletions = Array(ids.indices)
-        ids = []
-        if !silent && !deletions.isEmpty {
-          block(.update(linkingObjects, deletions: deletions, insertions: [], modifications: []))
-        }
-        return
+    return CollectionStep.observe(self, in: reef, block) { [self] in tracker.advance(self, batch: $0) }
+  }
+}
+
+/// The objects that link to an object as last reported, compared with the new ones after each
+/// batch that touched the origin type or the object; read through the same or successive
+/// `LinkingObjects` (a live one, or one per frozen snapshot).
+final class LinkingTracker {
+  private var ids: [BSON]
+  private let origin: ObjectSchema
+  private let paths: [String]?
+
+  /// A tracker of the objects that link to the object of `linkingObjects` now; nil when that
+  /// object is gone.
+  init?<Element>(_ linkingObjects: LinkingObjects<Element>, keyPaths: [String]?) {
+    guard linkingObjects.owner?.currentDocument() != nil else { return nil }
+    origin = ObjectSchema.of(Element.self)
+    paths = keyPaths.map { [origin] in $0.map { ChangePaths.stored($0, schema: origin) } }
+    ids = linkingObjects.results.map { $0._managed?.id ?? .null }
+  }
+
+  /// The change a batch made, reading `linkingObjects` (whose `Reef` has seen it).
+  func advance<Element>(_ linkingObjects: LinkingObjects<Element>, batch: ChangeBatch) -> CollectionStep {
+    guard let top = linkingObjects.owner?.top else { return .untouched }
+    let touched =
+      ChangePaths.touches(origin.className, batch: batch)
+      || batch.commits.contains { commit in
+        commit.resetCollections.contains(top.schema.className)
+          || commit.changes.contains { $0.collection == top.schema.className && $0.id == top.id }
       }
-      let newIDs = linkingObjects.results.map { $0._managed?.id ?? .null }
-      let modified = ChangePaths.modifiedIDs(in: origin.className, batch: batch, paths: paths)
-      let change = CollectionDiff(old: ids, new: newIDs, modified: modified)
-      ids = newIDs
-      guard !silent, !change.isEmpty else { return }
-      block(
-        .update(
-          linkingObjects, deletions: change.deletions, insertions: change.insertions,
-          modifications: change.modifications))
+    guard touched else { return .untouched }
+    guard linkingObjects.owner?.currentDocument() != nil else {
+      let deletions = Array(ids.indices)
+      ids = []
+      return .ownerGone(deletions: deletions)
     }
+    let newIDs = linkingObjects.results.map { $0._managed?.id ?? .null }
+    let modified = ChangePaths.modifiedIDs(in: origin.className, batch: batch, paths: paths)
+    let change = CollectionDiff(old: ids, new: newIDs, modified: modified)
+    ids = newIDs
+    return .changed(deletions: change.deletions, insertions: change.insertions, modifications: change.modifications)
   }
 }

@@ -14,6 +14,8 @@ public final class LinkingObjects<Element: Object>: RandomAccessCollection, Link
   /// The property of `Element` that links here.
   public let propertyName: String
   private(set) var owner: ManagedObject?
+  /// This property of `owner` (set with it).
+  private(set) var property: Property?
 
   var originClass: ObjectBase.Type { Element.self }
   var originProperty: String { propertyName }
@@ -24,7 +26,10 @@ public final class LinkingObjects<Element: Object>: RandomAccessCollection, Link
     propertyName = property
   }
 
-  func attach(to owner: ManagedObject, property: Property) { self.owner = owner }
+  func attach(to owner: ManagedObject, property: Property) {
+    self.owner = owner
+    self.property = property
+  }
 
   /// The linking objects as ``Results`` (empty for an unmanaged object).
   public var results: [Element] {

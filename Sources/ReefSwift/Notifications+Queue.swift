@@ -159,6 +159,29 @@ final class QueueObservation: @unchecked Sendable {
   }
 }
 
+extension QueueObservation {
+  /// Sets up an observation on `queue` of something of `reef` (call on `reef`'s thread, outside
+  /// a write transaction): `register` runs there with the queue's `Reef` and returns the
+  /// observation in it (nil: none, having delivered what it had to); an error opening the
+  /// queue's `Reef` goes to `failed`. Both run on the queue only.
+  static func observe(
+    from reef: Reef, on queue: DispatchQueue, register: @escaping (Reef, QueueObservation) -> NotificationToken?,
+    failed: @escaping (any Error) -> Void
+  ) -> NotificationToken {
+    reef.checkThread()
+    precondition(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+    let observation = QueueObservation(queue: queue, path: reef.configuration.path)
+    let configuration = reef.configuration
+    // The blocks (and the values they hold), used on the queue only.
+    let carried = Confined((register, failed))
+    queue.async {
+      let (register, failed) = carried.value
+      observation.start(configuration, register: { register($0, observation) }, failed: failed)
+    }
+    return NotificationToken(stop: { observation.cancel() })
+  }
+}
+
 extension Results {
   /// ``observe(keyPaths:_:)``, with the block called on `queue` (nil: on this `Reef`'s thread,
   /// as ``observe(keyPaths:_:)``): Realm's `observe(keyPaths:on:_:)`.
@@ -177,28 +200,16 @@ extension Results {
     _ block: @escaping (ReefCollectionChange<Results<Element>>) -> Void
   ) -> NotificationToken {
     guard let queue else { return observe(keyPaths: keyPaths, block) }
-    reef.checkThread()
-    precondition(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
-    let observation = QueueObservation(queue: queue, path: reef.configuration.path)
-    let configuration = reef.configuration
-    // Values (the query's nodes and sort keys) and the block, used on the queue only.
-    let carried = Confined(block)
     // The query's values, not the results (which hold this thread's Reef).
-    let conditions = Confined(conditions)
-    let sortKeys = Confined(sortKeys)
-    let distinctPaths = Confined(distinctPaths)
-    queue.async {
-      let block = carried.value
-      observation.start(
-        configuration,
-        register: { reef in
-          let results = reef.objects(Element.self).with(
-            conditions: conditions.value, sortKeys: sortKeys.value, distinctPaths: distinctPaths.value)
-          return results.observe(keyPaths: keyPaths) { change in observation.deliver { block(change) } }
-        },
-        failed: { block(.error($0)) })
-    }
-    return NotificationToken(stop: { observation.cancel() })
+    let (conditions, sortKeys, distinctPaths) = (conditions, sortKeys, distinctPaths)
+    return QueueObservation.observe(
+      from: reef, on: queue,
+      register: { reef, observation in
+        let results = reef.objects(Element.self).with(
+          conditions: conditions, sortKeys: sortKeys, distinctPaths: distinctPaths)
+        return results.observe(keyPaths: keyPaths) { change in observation.deliver { block(change) } }
+      },
+      failed: { block(.error($0)) })
   }
 }
 
@@ -218,20 +229,13 @@ extension _ObjectObservable where Self: ObjectBase {
   ) -> NotificationToken {
     guard let queue else { return observe(keyPaths: keyPaths, block) }
     let (reef, id, embedded) = observedIdentity()
-    let observation = QueueObservation(queue: queue, path: reef.configuration.path)
-    let configuration = reef.configuration
-    let carried = Confined(block)
-    queue.async {
-      let block = carried.value
-      observation.start(
-        configuration,
-        register: { reef in
-          Self.observeAgain(id, embedded: embedded, keyPaths: keyPaths, in: reef) { change in
-            observation.deliver { block(change) }
-          }
-        },
-        failed: { block(.error($0)) })
-    }
-    return NotificationToken(stop: { observation.cancel() })
+    return QueueObservation.observe(
+      from: reef, on: queue,
+      register: { reef, observation in
+        Self.observeAgain(id, embedded: embedded, keyPaths: keyPaths, in: reef) { change in
+          observation.deliver { block(change) }
+        }
+      },
+      failed: { block(.error($0)) })
   }
 }

@@ -1,13 +1,15 @@
 import ReefBSON
 import ReefStore
 
-/// The changes of a ``Results`` or an object as an asynchronous sequence (``Results/changes``,
-/// `object.changes`): each change's results or object is FROZEN, so it can be read in any task.
+/// The changes of a ``Results``, an object or a collection (``List``, ``MutableSet``, ``Map``,
+/// ``LinkingObjects``) as an asynchronous sequence (``Results/changes``, `object.changes`,
+/// ``List/changes``...): each change's results, object or collection is FROZEN, so it can be
+/// read in any task.
 ///
 /// The sequence follows the store's change feed on the feed's thread: after each commit that
 /// affects what is observed (from this thread, another thread or another process), it pins the
 /// new snapshot as a frozen `Reef` and computes the change from the previous one, with the same
-/// rules as ``Results/observe(keyPaths:_:)`` and object `observe`. It ends when the task
+/// rules as the same-thread `observe`. It ends when the task
 /// iterating it is cancelled or the sequence is released, which cancels its feed observation.
 /// Changes are buffered until read: each buffered change pins its snapshot (see
 /// ``Reef/freeze()`` for the cost), so read them promptly.
@@ -17,6 +19,14 @@ public struct ReefChanges<Change>: AsyncSequence, @unchecked Sendable {
 
   /// The iterator (one per sequence, as `AsyncStream`'s).
   public func makeAsyncIterator() -> AsyncStream<Change>.Iterator { stream.makeAsyncIterator() }
+
+  /// A sequence of one change (an error, or a deletion), then the end.
+  static func only(_ change: Change) -> ReefChanges {
+    let (stream, continuation) = AsyncStream<Change>.makeStream()
+    continuation.yieldFrozen(change)
+    continuation.finish()
+    return ReefChanges(stream: stream)
+  }
 }
 
 /// The cancellation of a feed observation, which may come before the observation exists.
@@ -45,7 +55,7 @@ private final class ObservationSlot: @unchecked Sendable {
 
 /// The state a change sequence keeps on the feed's thread (one handler call at a time): the
 /// last frozen `Reef` and the feed sequence it reads.
-private final class FrozenFeed<Change>: @unchecked Sendable {
+final class FrozenFeed<Change>: @unchecked Sendable {
   private var reef: Reef
   private var sequence: UInt64
   private var ended = false
@@ -157,10 +167,7 @@ extension Results {
       frozen = try freeze()
       tracker = try ResultsTracker(frozen)
     } catch {
-      let (stream, continuation) = AsyncStream<ReefCollectionChange<Results<Element>>>.makeStream()
-      continuation.yieldFrozen(.error(error))
-      continuation.finish()
-      return ReefChanges(stream: stream)
+      return .only(.error(error))
     }
     let (schema, conditions, sortKeys, distinct) = (schema, conditions, sortKeys, distinctPaths)
     let collection = schema.className
@@ -224,10 +231,7 @@ extension _ObjectObservable where Self: ObjectBase {
       }
       start = (path, document)
     } catch {
-      let (stream, continuation) = AsyncStream<ObjectChange<Self>>.makeStream()
-      continuation.yieldFrozen((error as? ReefError)?.kind == .invalidated ? .deleted : .error(error))
-      continuation.finish()
-      return ReefChanges(stream: stream)
+      return .only((error as? ReefError)?.kind == .invalidated ? .deleted : .error(error))
     }
     let path = start.path
     var old = start.document
@@ -284,7 +288,7 @@ extension PropertyChange {
 extension AsyncStream.Continuation {
   /// Yields a change whose results or object are frozen (or an error): readable in any task,
   /// which the compiler cannot see from the type.
-  fileprivate func yieldFrozen(_ change: Element) {
+  func yieldFrozen(_ change: Element) {
     nonisolated(unsafe) let change = change
     yield(change)
   }

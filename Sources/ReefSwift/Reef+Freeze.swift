@@ -134,15 +134,20 @@ struct ObjectPath: @unchecked Sendable {
   }
 
   /// The object at this path in `reef`'s snapshot, or nil when it is not there.
-  func state(in reef: Reef) -> ManagedObject? {
+  func state(in reef: Reef) -> ManagedObject? { state(in: reef, evenIfGone: false) }
+
+  /// The object at this path in `reef`'s snapshot; when it is not there, `evenIfGone` gives a
+  /// state that reads as deleted (its collections are invalidated) instead of nil.
+  func state(in reef: Reef, evenIfGone: Bool) -> ManagedObject? {
     let gate = reef.enterSnapshot()
     defer { gate?.unlock() }
     _ = try? reef.register(schema.objectClass)
-    guard let document = try? reef.transaction().collection(schema.className).document(forID: id) else { return nil }
+    let document = try? reef.transaction().collection(schema.className).document(forID: id)
+    guard document != nil || evenIfGone else { return nil }
     var state = ManagedObject(reef: reef, schema: schema, id: id, document: document)
     for (schema, step) in steps {
       state = ManagedObject(reef: reef, schema: schema, parent: state, step: step)
-      guard state.currentDocument() != nil else { return nil }
+      guard evenIfGone || state.currentDocument() != nil else { return nil }
     }
     return state
   }
@@ -214,48 +219,97 @@ extension Results {
   }
 }
 
-extension _CollectionAccessor {
-  /// Whether this collection is frozen (its object is).
-  public var isFrozen: Bool { access?.owner.reef.isFrozen ?? false }
+extension ReefError {
+  /// The error for a collection (or object) whose object is deleted.
+  static func deletedOwner(_ owner: ManagedObject) -> ReefError {
+    ReefError(.invalidated, "Object has been deleted or invalidated", type: owner.schema.className)
+  }
+}
 
-  /// This managed collection (`List`, `MutableSet`, `Map`) as its object's frozen snapshot has
-  /// it (``ObjectBase/freeze()``): readable from any thread. A frozen collection returns itself.
-  /// - Throws: ``ReefError/Kind/wrongReef`` for an unmanaged collection; what freezing its object
-  ///   throws.
-  public func freeze() throws(ReefError) -> Self {
-    guard let access else {
+/// A managed collection property (`List`, `MutableSet`, `Map`, `LinkingObjects`): its object and
+/// property, from which the same collection is found again in another `Reef` of the file.
+protocol OwnedCollection: AnyObject {
+  /// The object holding the collection; nil while unmanaged.
+  var collectionOwner: ManagedObject? { get }
+  /// The collection's property of its object; nil while unmanaged.
+  var collectionProperty: Property? { get }
+}
+
+extension OwnedCollection {
+  /// The accessor of `property` (a collection of this type) on `owner`.
+  static func same(_ property: Property, in owner: ManagedObject) -> Self {
+    guard let collection = property.codec.get(owner, property) as? Self else {
+      preconditionFailure("\(owner.schema.className).\(property.name) is not a \(Self.self)")
+    }
+    return collection
+  }
+
+  /// Whether the collection is frozen (its object is).
+  var ownerIsFrozen: Bool { collectionOwner?.reef.isFrozen ?? false }
+
+  /// The collection as its object's frozen snapshot has it (see `freeze()`).
+  func frozenCollection() throws(ReefError) -> Self {
+    guard let owner = collectionOwner else {
       throw ReefError(.wrongReef, "This method may only be called on collections of managed objects")
     }
-    if isFrozen { return self }
-    let owner = access.owner
-    guard owner.currentDocument() != nil, let path = ObjectPath(owner) else {
-      throw ReefError(.invalidated, "Object has been deleted or invalidated", type: owner.schema.className)
+    if owner.reef.isFrozen { return self }
+    guard owner.currentDocument() != nil, let path = ObjectPath(owner), let property = collectionProperty else {
+      throw ReefError.deletedOwner(owner)
     }
     guard let state = path.state(in: try owner.reef.freeze()) else {
       throw ReefError(
         .transaction, "Cannot freeze an object in the same write transaction as it was created in",
         type: owner.schema.className)
     }
-    return collection(of: state, access.property)
+    return Self.same(property, in: state)
   }
+
+  /// The live collection of a frozen one, in a live `Reef` of the calling thread (see `thaw()`).
+  func thawedCollection() throws -> Self? {
+    guard let owner = collectionOwner, let property = collectionProperty, owner.reef.isFrozen else { return self }
+    let gate = owner.reef.enterSnapshot()
+    let path = ObjectPath(owner)
+    gate?.unlock()
+    guard let path, let state = path.state(in: try owner.reef.thaw()) else { return nil }
+    return Self.same(property, in: state)
+  }
+}
+
+extension _CollectionAccessor: OwnedCollection {
+  var collectionOwner: ManagedObject? { access?.owner }
+  var collectionProperty: Property? { access?.property }
+
+  /// Whether this collection is frozen (its object is).
+  public var isFrozen: Bool { ownerIsFrozen }
+
+  /// This managed collection (`List`, `MutableSet`, `Map`) as its object's frozen snapshot has
+  /// it (``ObjectBase/freeze()``): readable from any thread. A frozen collection returns itself.
+  /// - Throws: ``ReefError/Kind/wrongReef`` for an unmanaged collection; what freezing its object
+  ///   throws.
+  public func freeze() throws(ReefError) -> Self { try frozenCollection() }
 
   /// The live counterpart of this frozen collection, in a live `Reef` of the calling thread, or
   /// nil when its object was deleted since. A live collection returns itself.
   /// - Throws: what ``Reef/thaw()`` throws.
-  public func thaw() throws -> Self? {
-    guard let access, isFrozen else { return self }
-    let gate = access.owner.reef.enterSnapshot()
-    let path = ObjectPath(access.owner)
-    gate?.unlock()
-    guard let path, let state = path.state(in: try access.owner.reef.thaw()) else { return nil }
-    return collection(of: state, access.property)
-  }
+  public func thaw() throws -> Self? { try thawedCollection() }
+}
 
-  /// The accessor of `property` on `owner`.
-  private func collection(of owner: ManagedObject, _ property: Property) -> Self {
-    guard let collection = property.codec.get(owner, property) as? Self else {
-      preconditionFailure("\(owner.schema.className).\(property.name) is not a \(Self.self)")
-    }
-    return collection
-  }
+extension LinkingObjects: OwnedCollection {
+  var collectionOwner: ManagedObject? { owner }
+  var collectionProperty: Property? { property }
+
+  /// Whether these linking objects are frozen (their object is).
+  public var isFrozen: Bool { ownerIsFrozen }
+
+  /// These linking objects as their object's frozen snapshot has them (``ObjectBase/freeze()``):
+  /// readable from any thread, and so are the objects they hold. Frozen linking objects return
+  /// themselves.
+  /// - Throws: ``ReefError/Kind/wrongReef`` for the linking objects of an unmanaged object; what
+  ///   freezing their object throws.
+  public func freeze() throws(ReefError) -> LinkingObjects { try frozenCollection() }
+
+  /// The live counterpart of these frozen linking objects, in a live `Reef` of the calling
+  /// thread, or nil when their object was deleted since. Live linking objects return themselves.
+  /// - Throws: what ``Reef/thaw()`` throws.
+  public func thaw() throws -> LinkingObjects? { try thawedCollection() }
 }

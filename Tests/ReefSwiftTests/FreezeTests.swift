@@ -131,6 +131,35 @@ import Testing
     #expect(Set(seen.summaries) == [expected])
   }
 
+  @Test func frozenLinkingObjectsReadTheirSnapshotAndThaw() throws {
+    let (reef, _) = try openReef()
+    let ann = person(1, "Ann")
+    let club = DogClub()
+    club.name = "Runners"
+    club.members.append(ann)
+    try reef.write { reef.add(club) }
+    let frozen = try ann.clubs.freeze()
+    #expect(frozen.isFrozen && frozen[0].isFrozen)
+    #expect(!ann.clubs.isFrozen)
+    #expect(try frozen.freeze() === frozen, "frozen linking objects return themselves")
+    let walkers = DogClub()
+    walkers.name = "Walkers"
+    walkers.members.append(ann)
+    try reef.write {
+      club.name = "Sprinters"
+      reef.add(walkers)
+    }
+    #expect(frozen.map(\.name) == ["Runners"])
+    #expect(ann.clubs.map(\.name) == ["Sprinters", "Walkers"])
+    let thawed = try #require(try frozen.thaw())
+    #expect(!thawed.isFrozen)
+    #expect(thawed.map(\.name) == ["Sprinters", "Walkers"])
+    #expect(try ann.clubs.thaw() === ann.clubs, "live linking objects thaw to themselves")
+    try reef.write { reef.delete(ann) }
+    #expect(try frozen.thaw() == nil, "the object was deleted since")
+    #expect(throws: ReefError.self) { try LinkingObjects(fromType: DogClub.self, property: "members").freeze() }
+  }
+
   @Test func thawingADeletedObjectGivesNil() throws {
     let (reef, _) = try openReef()
     let ann = person(1, "Ann", city: "Oslo", dogs: ["Rex"])
