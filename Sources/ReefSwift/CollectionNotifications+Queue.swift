@@ -6,36 +6,64 @@ import ReefStore
 // their changes as asynchronous sequences of frozen collections.
 
 extension OwnedCollection {
-  /// A collection's `observe(keyPaths:on:_:)`: finds the collection again in the queue's `Reef`
-  /// through its object's `_id`, and observes it there with `observe` (its `observe(keyPaths:_:)`).
+  /// For an observation delivered on a queue or to an actor: this collection's `Reef` (checked
+  /// as usable here), and what finds the collection again in the queue's or actor's `Reef`
+  /// through its object's `_id` and observes it there with `observe` (its
+  /// `observe(keyPaths:_:)`), calling `deliver` with each change.
   ///
   /// The collection of an embedded object gets `.error`; that of an object deleted before the
   /// observation starts gets what `observe(keyPaths:_:)` gives it (`.error`).
-  func observe(
-    keyPaths: [String]?, on queue: DispatchQueue, _ block: @escaping (ReefCollectionChange<Self>) -> Void,
+  func reobserver(
+    keyPaths: [String]?,
     observe: @escaping (Self, [String]?, @escaping (ReefCollectionChange<Self>) -> Void) -> NotificationToken
-  ) -> NotificationToken {
+  ) -> (reef: Reef, register: (Reef, _ deliver: @escaping (ReefCollectionChange<Self>) -> Void) -> NotificationToken?) {
     guard let owner = collectionOwner, let property = collectionProperty else {
       preconditionFailure(unmanagedCollectionMessage)
     }
+    owner.reef.checkThread()
     let path = owner.parent == nil ? ObjectPath(owner) : nil
     let (type, top) = (owner.schema.className, owner.top.schema.className)
-    return QueueObservation.observe(
-      from: owner.reef, on: queue,
-      register: { reef, observation in
+    return (
+      owner.reef,
+      { reef, deliver in
         guard let path else {
-          let error = ReefError(
-            .confinement,
-            "observe(keyPaths:on:) takes the collections of top-level objects only: \(property.name) belongs to an embedded \(type); observe the \(top) that holds it on the queue",
-            type: type, property: property.name)
-          observation.deliver { block(.error(error)) }
+          deliver(
+            .error(
+              ReefError(
+                .confinement,
+                "observe(keyPaths:on:) takes the collections of top-level objects only: \(property.name) belongs to an embedded \(type); observe the \(top) that holds it there",
+                type: type, property: property.name)))
           return nil
         }
         // A deleted object reads as deleted: its collection's `observe` reports it.
         guard let state = path.state(in: reef, evenIfGone: true) else { return nil }
-        return observe(Self.same(property, in: state), keyPaths) { change in observation.deliver { block(change) } }
-      },
+        return observe(Self.same(property, in: state), keyPaths, deliver)
+      }
+    )
+  }
+
+  /// A collection's `observe(keyPaths:on:_:)` with a queue (see ``reobserver(keyPaths:observe:)``).
+  func observe(
+    keyPaths: [String]?, on queue: DispatchQueue, _ block: @escaping (ReefCollectionChange<Self>) -> Void,
+    observe: @escaping (Self, [String]?, @escaping (ReefCollectionChange<Self>) -> Void) -> NotificationToken
+  ) -> NotificationToken {
+    let (reef, register) = reobserver(keyPaths: keyPaths, observe: observe)
+    return QueueObservation.observe(
+      from: reef, on: queue,
+      register: { reef, observation in register(reef) { change in observation.deliver { block(change) } } },
       failed: { block(.error($0)) })
+  }
+
+  /// A collection's `observe(keyPaths:on:_:)` with an actor (see
+  /// ``reobserver(keyPaths:observe:)``).
+  func observe<A: Actor>(
+    keyPaths: [String]?, on actor: A, isolation: isolated (any Actor)?,
+    _ block: @Sendable @escaping (isolated A, ReefCollectionChange<Self>) -> Void,
+    observe: @escaping (Self, [String]?, @escaping (ReefCollectionChange<Self>) -> Void) -> NotificationToken
+  ) async -> NotificationToken {
+    let (reef, register) = reobserver(keyPaths: keyPaths, observe: observe)
+    return await ActorObservation.observe(
+      from: reef, on: actor, isolation: isolation, register: register, failure: { .error($0) }, block)
   }
 
   /// A collection's `changes(keyPaths:)`: `.initial` with the collection frozen now, then the
@@ -111,6 +139,19 @@ extension List {
     return observe(keyPaths: keyPaths, on: queue, block) { $0.observe(keyPaths: $1, $2) }
   }
 
+  /// ``observe(keyPaths:_:)``, with the block called isolated to `actor`: Realm's
+  /// `observe(keyPaths:on:_:)` for actors. As the queue form (``observe(keyPaths:on:_:)``), on a
+  /// `Reef` of the same file confined to `actor` (one per actor and file, kept while its
+  /// observations last): `.initial` has been delivered when this returns. Call it where the
+  /// list may be used: `isolation` keeps the call there. The token may be invalidated from
+  /// anywhere: once ``NotificationToken/invalidate()`` returns, no call of the block begins.
+  public func observe<A: Actor>(
+    keyPaths: [String]? = nil, on actor: A, isolation: isolated (any Actor)? = #isolation,
+    _ block: @Sendable @escaping (isolated A, ReefCollectionChange<List<Element>>) -> Void
+  ) async -> NotificationToken {
+    await observe(keyPaths: keyPaths, on: actor, isolation: isolation, block) { $0.observe(keyPaths: $1, $2) }
+  }
+
   /// The changes of this list as an asynchronous sequence of frozen lists: `.initial` first,
   /// then `.update` after each commit that changed it (see ``changes(keyPaths:)``).
   public var changes: ReefChanges<ReefCollectionChange<List<Element>>> { changes(keyPaths: nil) }
@@ -155,6 +196,19 @@ extension MutableSet {
     return observe(keyPaths: keyPaths, on: queue, block) { $0.observe(keyPaths: $1, $2) }
   }
 
+  /// ``observe(keyPaths:_:)``, with the block called isolated to `actor`: Realm's
+  /// `observe(keyPaths:on:_:)` for actors. As the queue form (``observe(keyPaths:on:_:)``), on a
+  /// `Reef` of the same file confined to `actor` (one per actor and file, kept while its
+  /// observations last): `.initial` has been delivered when this returns. Call it where the
+  /// set may be used: `isolation` keeps the call there. The token may be invalidated from
+  /// anywhere: once ``NotificationToken/invalidate()`` returns, no call of the block begins.
+  public func observe<A: Actor>(
+    keyPaths: [String]? = nil, on actor: A, isolation: isolated (any Actor)? = #isolation,
+    _ block: @Sendable @escaping (isolated A, ReefCollectionChange<MutableSet<Element>>) -> Void
+  ) async -> NotificationToken {
+    await observe(keyPaths: keyPaths, on: actor, isolation: isolation, block) { $0.observe(keyPaths: $1, $2) }
+  }
+
   /// The changes of this set as an asynchronous sequence of frozen sets (see
   /// ``changes(keyPaths:)``).
   public var changes: ReefChanges<ReefCollectionChange<MutableSet<Element>>> { changes(keyPaths: nil) }
@@ -193,6 +247,19 @@ extension Map {
     return observe(keyPaths: keyPaths, on: queue, block) { $0.observe(keyPaths: $1, $2) }
   }
 
+  /// ``observe(keyPaths:_:)``, with the block called isolated to `actor`: Realm's
+  /// `observe(keyPaths:on:_:)` for actors. As the queue form (``observe(keyPaths:on:_:)``), on a
+  /// `Reef` of the same file confined to `actor` (one per actor and file, kept while its
+  /// observations last): `.initial` has been delivered when this returns. Call it where the
+  /// map may be used: `isolation` keeps the call there. The token may be invalidated from
+  /// anywhere: once ``NotificationToken/invalidate()`` returns, no call of the block begins.
+  public func observe<A: Actor>(
+    keyPaths: [String]? = nil, on actor: A, isolation: isolated (any Actor)? = #isolation,
+    _ block: @Sendable @escaping (isolated A, ReefCollectionChange<Map<Key, Value>>) -> Void
+  ) async -> NotificationToken {
+    await observe(keyPaths: keyPaths, on: actor, isolation: isolation, block) { $0.observe(keyPaths: $1, $2) }
+  }
+
   /// The changes of this map as an asynchronous sequence of frozen maps (see
   /// ``changes(keyPaths:)``).
   public var changes: ReefChanges<ReefCollectionChange<Map<Key, Value>>> { changes(keyPaths: nil) }
@@ -229,6 +296,19 @@ extension LinkingObjects {
   ) -> NotificationToken {
     guard let queue else { return observe(keyPaths: keyPaths, block) }
     return observe(keyPaths: keyPaths, on: queue, block) { $0.observe(keyPaths: $1, $2) }
+  }
+
+  /// ``observe(keyPaths:_:)``, with the block called isolated to `actor`: Realm's
+  /// `observe(keyPaths:on:_:)` for actors. As the queue form (``observe(keyPaths:on:_:)``), on a
+  /// `Reef` of the same file confined to `actor` (one per actor and file, kept while its
+  /// observations last): `.initial` has been delivered when this returns. Call it where the
+  /// linking objects may be used: `isolation` keeps the call there. The token may be invalidated from
+  /// anywhere: once ``NotificationToken/invalidate()`` returns, no call of the block begins.
+  public func observe<A: Actor>(
+    keyPaths: [String]? = nil, on actor: A, isolation: isolated (any Actor)? = #isolation,
+    _ block: @Sendable @escaping (isolated A, ReefCollectionChange<LinkingObjects<Element>>) -> Void
+  ) async -> NotificationToken {
+    await observe(keyPaths: keyPaths, on: actor, isolation: isolation, block) { $0.observe(keyPaths: $1, $2) }
   }
 
   /// The changes of these linking objects as an asynchronous sequence of frozen linking

@@ -10,8 +10,8 @@ extension ConfinedReefs {
 }
 
 /// Runs `body` isolated to `actor` (a call from elsewhere hops there).
-func isolated<A: Actor, T: Sendable>(
-  to actor: isolated A, _ body: @Sendable (isolated A) async throws -> T
+func runIsolated<A: Actor, T: Sendable>(
+  on actor: isolated A, _ body: @Sendable (isolated A) async throws -> T
 ) async rethrows -> T {
   try await body(actor)
 }
@@ -69,7 +69,40 @@ final class ActorObservation: @unchecked Sendable {
   /// go of later, on the actor.
   func cancel() {
     guard gate.close() else { return }
-    Task { await isolated(to: actor) { actor in self.stop(actor) } }
+    Task { await runIsolated(on: actor) { actor in self.stop(actor) } }
+  }
+}
+
+extension ActorObservation {
+  /// Sets up an observation delivered to `actor` of something of `reef` (call where `reef` may
+  /// be used, outside a write transaction: `isolation` keeps the call there): `register` runs
+  /// isolated to the actor with the actor's `Reef` and returns the observation in it (nil: none,
+  /// having delivered what it had to), calling `deliver` with each change; an error opening the
+  /// actor's `Reef` goes to `block` (as `failure` makes it a change).
+  static func observe<A: Actor, Change>(
+    from reef: Reef, on actor: A, isolation: isolated (any Actor)?,
+    register: @escaping (Reef, _ deliver: @escaping (Change) -> Void) -> NotificationToken?,
+    failure: @escaping (any Error) -> Change, _ block: @Sendable @escaping (isolated A, Change) -> Void
+  ) async -> NotificationToken {
+    reef.checkThread()
+    precondition(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+    let observation = ActorObservation(actor: actor, path: reef.configuration.path)
+    let configuration = reef.configuration
+    // What `register` holds (values of this thread's objects), used on the actor only.
+    let carried = Confined((register, failure))
+    await runIsolated(on: actor) { here in
+      let (register, failure) = carried.value
+      await observation.start(
+        on: here, configuration,
+        register: { reef in
+          register(reef) { change in
+            let change = Confined(change)
+            observation.deliver { actor.assumeIsolated { block($0, change.value) } }
+          }
+        },
+        failed: { block(here, failure($0)) })
+    }
+    return NotificationToken(stop: { observation.cancel() })
   }
 }
 
@@ -90,26 +123,15 @@ extension Results {
     keyPaths: [String]? = nil, on actor: A, isolation: isolated (any Actor)? = #isolation,
     _ block: @Sendable @escaping (isolated A, ReefCollectionChange<Results<Element>>) -> Void
   ) async -> NotificationToken {
-    reef.checkThread()
-    precondition(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
-    let observation = ActorObservation(actor: actor, path: reef.configuration.path)
-    let configuration = reef.configuration
     // The query's values, not the results (which hold this thread's Reef).
-    let query = Confined((conditions, sortKeys, distinctPaths))
-    await isolated(to: actor) { here in
-      await observation.start(
-        on: here, configuration,
-        register: { reef in
-          let results = reef.objects(Element.self).with(
-            conditions: query.value.0, sortKeys: query.value.1, distinctPaths: query.value.2)
-          return results.observe(keyPaths: keyPaths) { change in
-            let change = Confined(change)
-            observation.deliver { actor.assumeIsolated { block($0, change.value) } }
-          }
-        },
-        failed: { block(here, .error($0)) })
-    }
-    return NotificationToken(stop: { observation.cancel() })
+    let (conditions, sortKeys, distinctPaths) = (conditions, sortKeys, distinctPaths)
+    return await ActorObservation.observe(
+      from: reef, on: actor, isolation: isolation,
+      register: { reef, deliver in
+        reef.objects(Element.self).with(conditions: conditions, sortKeys: sortKeys, distinctPaths: distinctPaths)
+          .observe(keyPaths: keyPaths, deliver)
+      },
+      failure: { .error($0) }, block)
   }
 }
 
@@ -129,21 +151,10 @@ extension _ObjectObservable where Self: ObjectBase {
     _ block: @Sendable @escaping (isolated A, ObjectChange<Self>) -> Void
   ) async -> NotificationToken {
     let (reef, id, embedded) = observedIdentity()
-    let observation = ActorObservation(actor: actor, path: reef.configuration.path)
-    let configuration = reef.configuration
-    let carriedID = Confined(id)
-    await isolated(to: actor) { here in
-      await observation.start(
-        on: here, configuration,
-        register: { reef in
-          Self.observeAgain(carriedID.value, embedded: embedded, keyPaths: keyPaths, in: reef) { change in
-            let change = Confined(change)
-            observation.deliver { actor.assumeIsolated { block($0, change.value) } }
-          }
-        },
-        failed: { block(here, .error($0)) })
-    }
-    return NotificationToken(stop: { observation.cancel() })
+    return await ActorObservation.observe(
+      from: reef, on: actor, isolation: isolation,
+      register: { reef, deliver in Self.observeAgain(id, embedded: embedded, keyPaths: keyPaths, in: reef, deliver) },
+      failure: { .error($0) }, block)
   }
 
   /// For an observation delivered elsewhere: stops unless this object is managed and may be

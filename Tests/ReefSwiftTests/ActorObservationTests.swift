@@ -46,6 +46,39 @@ actor ObservingHolder {
       })
   }
 
+  /// Observes shelter 1's `tags`, `labels` and `scores` and puppy 7's `shelters` on `watcher`,
+  /// in that order, each entry named by its collection.
+  func observeShelterCollections(on watcher: Watcher) async -> Smuggled<[NotificationToken]> {
+    let shelter = reef!.object(ofType: Shelter.self, forPrimaryKey: 1)!
+    let puppy = reef!.object(ofType: Puppy.self, forPrimaryKey: 7)!
+    typealias Tests = CollectionQueueTests
+    var tokens: [NotificationToken] = []
+    tokens.append(
+      await shelter.tags.observe(on: watcher) {
+        $0.log.append("tags " + Tests.describe($1, CollectionNotificationTests.letters))
+      })
+    tokens.append(
+      await shelter.labels.observe(on: watcher) {
+        $0.log.append("labels " + Tests.describe($1, CollectionNotificationTests.letters))
+      })
+    tokens.append(
+      await shelter.scores.observe(on: watcher) { $0.log.append("scores " + Tests.describe($1, Tests.scores)) })
+    tokens.append(
+      await puppy.shelters.observe(on: watcher) {
+        $0.log.append("shelters " + Tests.describe($1, Tests.shelterNames))
+      })
+    return Smuggled(value: tokens)
+  }
+
+  /// Observes workshop 1's embedded toolbox's tags on `watcher`.
+  func observeToolboxTags(on watcher: Watcher) async -> Smuggled<NotificationToken> {
+    let toolbox = reef!.object(ofType: Workshop.self, forPrimaryKey: 1)!.toolbox!
+    return Smuggled(
+      value: await toolbox.tags.observe(on: watcher) {
+        $0.log.append(CollectionQueueTests.describe($1, CollectionNotificationTests.letters))
+      })
+  }
+
   func write(_ body: (Reef) -> Void) throws {
     try reef!.write { body(reef!) }
   }
@@ -164,6 +197,60 @@ extension LockedLog {
     let watcher = Watcher()
     let token = await holder.observeAddress(ofPerson: 1, on: watcher)
     #expect(watcher.log.entries == ["error confinement"])
+    token.value.invalidate()
+  }
+
+  @Test func collectionsObservedOnAnActorGetExactUpdatesFromAnotherThread() async throws {
+    let base = CollectionNotificationTests()
+    let (_, _, path) = try base.shelterReef {
+      $0.tags.append(objectsIn: ["a", "b", "c"])
+      $0.labels.insert(objectsIn: ["a", "b", "c"])
+      $0.scores["a"] = 1
+      $0.puppies.append(base.puppy(7, "Rex"))
+    }
+    let holder = ObservingHolder()
+    try await holder.open(path)
+    let watcher = Watcher()
+    let tokens = await holder.observeShelterCollections(on: watcher)
+    // Each `.initial` came before its `observe` returned.
+    #expect(
+      watcher.log.entries == ["tags initial abc", "labels initial abc", "scores initial a=1", "shelters initial Bea"])
+    let failure = onAnotherThread {
+      let other = try Reef(configuration: configuration(path))
+      try other.write {
+        let shelter = other.object(ofType: Shelter.self, forPrimaryKey: 1)!
+        shelter.tags.remove(at: 0)
+        shelter.labels.insert("d")
+        shelter.scores["b"] = 2
+        shelter.name = "Ann"
+      }
+    }
+    #expect(failure == nil)
+    // One commit: the actor's Reef calls the four blocks in the order they were registered.
+    #expect(await watcher.log.arrive(8))
+    #expect(
+      watcher.log.entries.dropFirst(4) == [
+        "tags update bc d[0] i[] m[]", "labels update abcd d[] i[3] m[]", "scores update a=1,b=2 d[] i[1] m[]",
+        "shelters update Ann d[] i[] m[0]",
+      ])
+    tokens.value.forEach { $0.invalidate() }
+  }
+
+  @Test func theCollectionOfAnEmbeddedObjectObservedOnAnActorGetsAnError() async throws {
+    let (reef, path) = try openReef()
+    let workshop = Workshop()
+    workshop.id = 1
+    workshop.toolbox = Toolbox()
+    try reef.write { reef.add(workshop) }
+    let holder = ObservingHolder()
+    try await holder.open(path)
+    let watcher = Watcher()
+    let token = await holder.observeToolboxTags(on: watcher)
+    #expect(watcher.log.entries.count == 1)
+    #expect(
+      watcher.log.entries.first?.contains(
+        "takes the collections of top-level objects only: tags belongs to an embedded Toolbox") == true,
+      "\(watcher.log.entries)")
     token.value.invalidate()
   }
 }
