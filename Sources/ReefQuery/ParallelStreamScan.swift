@@ -9,7 +9,8 @@
 /// The documents of a BSON stream that match a query, validated and tested on several threads and
 /// delivered in stream order.
 ///
-/// The stream is cut into chunks of whole documents (about 1 MiB each) as it is read; each worker
+/// The stream is cut into chunks of whole documents (about 256 KiB each, so that a chunk is still
+/// in the processor's cache when its documents are validated and tested) as it is read; each worker
 /// thread takes the next chunk, validates each of its documents as ``BSONStreamReader`` does and
 /// tests those that are valid, so the bytes are read from memory once per document while they are
 /// in the cache. The thread that calls ``next()`` is one of the workers: while the chunk it is
@@ -59,7 +60,7 @@ public final class ParallelStreamScan: DocumentSource {
   ///   - chunkSize: the bytes a chunk of documents is cut at.
   public init(
     source: ByteSource, options: ValidationOptions = .default, query: Query,
-    threads: Int = ParallelStreamScan.defaultThreadCount, chunkSize: Int = 1 << 20
+    threads: Int = ParallelStreamScan.defaultThreadCount, chunkSize: Int = 1 << 18
   ) {
     self.query = query
     shared = ScanState(
