@@ -44,7 +44,7 @@ public final class ParallelStreamScan: DocumentSource {
   private var failure: Error?
   private var threads: [pthread_t] = []
 
-  /// The number of worker threads used by default: the processors online, at most 8.
+  /// The number of threads used by default (the caller's among them): the processors online, at most 8.
   public static var defaultThreadCount: Int {
     let online = sysconf(Int32(_SC_NPROCESSORS_ONLN))
     return max(1, min(8, Int(online)))
