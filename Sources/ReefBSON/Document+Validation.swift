@@ -98,18 +98,23 @@ enum BSONValidator {
 public final class DocumentValidator {
   /// How documents are validated.
   public let options: ValidationOptions
-  private var stack: FrameStack<ValidationFrame>
+  /// The stack, behind a pointer rather than in a stored property: an `inout` access to a class's
+  /// stored property is checked for exclusivity at run time, twice per document.
+  private let stack: UnsafeMutablePointer<FrameStack<ValidationFrame>>
   private let initialFrames: UnsafeMutableBufferPointer<ValidationFrame>
 
   /// A validator for `options`.
   public init(options: ValidationOptions = .default) {
     self.options = options
     initialFrames = .allocate(capacity: 32)
-    stack = FrameStack(initialFrames)
+    stack = .allocate(capacity: 1)
+    stack.initialize(to: FrameStack(initialFrames))
   }
 
   deinit {
-    stack.release()
+    stack.pointee.release()
+    stack.deinitialize(count: 1)
+    stack.deallocate()
     initialFrames.deallocate()
   }
 
@@ -128,11 +133,11 @@ public final class DocumentValidator {
       base: base, checksUTF8: options.checksUTF8, checksArrayKeys: options.checksArrayKeys,
       maximumDepth: options.maximumDepth)
     do throws(BSONError) {
-      try v.walk(at: 0, limit: bytes.count, isArray: false, stack: &stack)
+      try v.walk(at: 0, limit: bytes.count, isArray: false, stack: &stack.pointee)
     } catch {
       var error = error
-      error.keyPath.insert(contentsOf: v.keyPath(stack), at: 0)
-      while stack.count > 0 { stack.pop() }
+      error.keyPath.insert(contentsOf: v.keyPath(stack.pointee), at: 0)
+      while stack.pointee.count > 0 { stack.pointee.pop() }
       throw error
     }
     return length
@@ -264,9 +269,10 @@ struct Validator {
           let w = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: p, as: UInt64.self))
           let zeros = (w &- 0x0101_0101_0101_0101) & ~w & 0x8080_8080_8080_8080
           if zeros != 0 {
-            let n = zeros.trailingZeroBitCount &>> 3
-            high |= w & ((1 &<< UInt64(n &* 8)) &- 1)
-            p &+= n
+            // zeros - 1 keeps every bit below the first zero byte's top bit: the bytes before it
+            // (and seven bits of the zero byte itself).
+            high |= w & (zeros &- 1)
+            p &+= zeros.trailingZeroBitCount &>> 3
             terminated = true
             break
           }

@@ -9,10 +9,12 @@
 /// The documents of a BSON stream that match a query, validated and tested on several threads and
 /// delivered in stream order.
 ///
-/// The stream is cut into chunks of whole documents (about 1 MiB each) as it is read; each worker
+/// The stream is cut into chunks of whole documents (about 256 KiB each, so that a chunk is still
+/// in the processor's cache when its documents are validated and tested) as it is read; each worker
 /// thread takes the next chunk, validates each of its documents as ``BSONStreamReader`` does and
 /// tests those that are valid, so the bytes are read from memory once per document while they are
-/// in the cache. Results, damaged documents and errors reach ``next()`` in stream order, with the
+/// in the cache. The thread that calls ``next()`` is one of the workers: while the chunk it is
+/// to deliver is not ready, it cuts and tests a later one itself. Results, damaged documents and errors reach ``next()`` in stream order, with the
 /// same document indexes, offsets and messages as ``BSONStreamReader``: the first error ends the
 /// scan there, and nothing past it is delivered.
 ///
@@ -42,7 +44,7 @@ public final class ParallelStreamScan: DocumentSource {
   private var failure: Error?
   private var threads: [pthread_t] = []
 
-  /// The number of worker threads used by default: the processors online, at most 8.
+  /// The number of threads used by default (the caller's among them): the processors online, at most 8.
   public static var defaultThreadCount: Int {
     let online = sysconf(Int32(_SC_NPROCESSORS_ONLN))
     return max(1, min(8, Int(online)))
@@ -53,11 +55,12 @@ public final class ParallelStreamScan: DocumentSource {
   ///   - source: the stream; read only by the scan's threads from the first ``next()`` on.
   ///   - options: how documents are validated (as ``BSONStreamReader/options``).
   ///   - query: the query each valid document is tested against.
-  ///   - threads: the worker threads.
+  ///   - threads: the threads that validate and test, counting the one that calls ``next()``
+  ///     (`threads - 1` are started; with 1, ``next()`` does all the work).
   ///   - chunkSize: the bytes a chunk of documents is cut at.
   public init(
     source: ByteSource, options: ValidationOptions = .default, query: Query,
-    threads: Int = ParallelStreamScan.defaultThreadCount, chunkSize: Int = 1 << 20
+    threads: Int = ParallelStreamScan.defaultThreadCount, chunkSize: Int = 1 << 18
   ) {
     self.query = query
     shared = ScanState(
@@ -124,10 +127,11 @@ public final class ParallelStreamScan: DocumentSource {
     started = true
     shared.skipsDamaged = onDamagedDocument != nil
     let shared = self.shared
-    for _ in 0..<shared.workers {
+    // The consumer's own calls to next() do a worker's share: one thread fewer is started.
+    for _ in 1..<shared.workers {
       if let thread = startThread({ shared.work() }) { threads.append(thread) }
     }
-    // Without a thread, the consumer's own calls do the work.
+    // Without a thread, the consumer's own calls do all the work.
     if threads.isEmpty { shared.runsInline = true }
   }
 }
@@ -231,24 +235,33 @@ final class ScanState: @unchecked Sendable {
     }
   }
 
-  /// The next chunk's result, waiting for it; nil after the last chunk.
+  /// The next chunk's result, cutting and testing later chunks while it is not ready; nil after
+  /// the last chunk.
   func take() -> ScanResult? {
     if runsInline {
       guard let cut = claim() else { return nil }
       lock.withLock { delivered += 1 }
       return test(cut)
     }
-    lock.lock()
-    defer { lock.unlock() }
     while true {
-      if let result = results.removeValue(forKey: delivered) {
-        delivered += 1
-        lock.broadcast()
-        return result
+      do {
+        lock.lock()
+        defer { lock.unlock() }
+        if let result = results.removeValue(forKey: delivered) {
+          delivered += 1
+          lock.broadcast()
+          return result
+        }
+        if let total, delivered >= total { return nil }
+        if stopped { return nil }
+        // Nothing to cut (the stream is cut to its end, or far enough ahead): wait for a worker.
+        if total != nil || reserved - delivered >= ahead {
+          lock.wait()
+          continue
+        }
       }
-      if let total, delivered >= total { return nil }
-      if stopped { return nil }
-      lock.wait()
+      // Work as the workers do, without waiting (only this thread can move `delivered` on).
+      if let cut = claim(waits: false) { post(test(cut), sequence: cut.sequence) }
     }
   }
 
@@ -278,14 +291,15 @@ final class ScanState: @unchecked Sendable {
     }
   }
 
-  /// Waits until the consumer is near enough, then cuts the next chunk; nil at the end.
-  private func claim() -> CutChunk? {
+  /// Waits until the consumer is near enough (unless `waits` is false: nil then instead), then
+  /// cuts the next chunk; nil at the end.
+  private func claim(waits: Bool = true) -> CutChunk? {
     var chunk: ScanChunk
     do {
       lock.lock()
       defer { lock.unlock() }
-      while !runsInline && !stopped && reserved - delivered >= ahead && total == nil { lock.wait() }
-      if stopped || total != nil { return nil }
+      while waits && !runsInline && !stopped && reserved - delivered >= ahead && total == nil { lock.wait() }
+      if stopped || total != nil || !runsInline && reserved - delivered >= ahead { return nil }
       reserved += 1
       chunk = spare.popLast() ?? ScanChunk(capacity: chunkSize)
     }
@@ -409,9 +423,14 @@ final class ScanState: @unchecked Sendable {
     var offset = 0
     var index = cut.firstIndex
     let validator = DocumentValidator(options: options)
-    while offset < chunk.count {
-      let length = chunk.length(at: offset)
-      let bytes = UnsafeRawBufferPointer(start: chunk.memory + offset, count: length)
+    // The chunk's memory and size in locals, read once: a class's stored properties are checked
+    // for exclusive access at run time.
+    let memory = UnsafeRawPointer(chunk.memory)
+    let count = chunk.count
+    while offset < count {
+      // Safe: the chunk was cut at whole documents, so a length prefix lies at `offset`.
+      let length = Int(Int32(littleEndian: memory.loadUnaligned(fromByteOffset: offset, as: Int32.self)))
+      let bytes = UnsafeRawBufferPointer(start: memory + offset, count: length)
       do throws(BSONError) {
         _ = try validator.validatedLength(of: bytes)
       } catch {

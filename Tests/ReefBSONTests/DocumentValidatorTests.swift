@@ -27,6 +27,60 @@ import Testing
     }
   }
 
+  /// The key scan reads eight bytes at a time: it notes non-ASCII bytes of the key only, not
+  /// those just after its zero (an int32 -1); it finds an invalid byte anywhere in a key of any
+  /// length at its offset; a valid two-byte character that ends the key passes; a key without
+  /// its zero before the document's terminator, in a buffer that ends with the document, fails.
+  @Test func theKeyScanSeesExactlyTheKeysBytes() throws {
+    let validator = DocumentValidator()
+    func document(_ key: [UInt8], terminated: Bool = true) -> [UInt8] {
+      let body: [UInt8] = [0x10] + key + (terminated ? [0] + le32(-1) : [])
+      return le32(Int32(4 + body.count + 1)) + body + [0]
+    }
+    func error(_ bytes: [UInt8]) -> BSONError? {
+      bytes.withUnsafeBytes { raw in
+        do {
+          _ = try validator.validatedLength(of: raw)
+          return nil
+        } catch {
+          return error as? BSONError
+        }
+      }
+    }
+    for length in 1...20 {
+      let key = [UInt8](repeating: UInt8(ascii: "k"), count: length)
+      let plain = document(key)
+      #expect(error(plain) == nil, "key of \(length) bytes")
+      Self.check(validator, plain, "key of \(length) bytes")
+      for position in 0..<length {
+        var bad = key
+        bad[position] = 0xFF
+        let bytes = document(bad)
+        let found = try #require(error(bytes), "0xFF at \(position) of \(length)")
+        #expect(found.kind == .invalidUTF8, "0xFF at \(position) of \(length)")
+        #expect(found.offset == 5 + position, "0xFF at \(position) of \(length)")
+        Self.check(validator, bytes, "0xFF at \(position) of \(length)")
+      }
+      if length >= 2 {
+        var accented = key
+        accented[length - 2] = 0xC3
+        accented[length - 1] = 0xA9
+        #expect(error(document(accented)) == nil, "é ending a key of \(length) bytes")
+        // Its lead byte alone, just before the zero: a sequence cut short.
+        accented[length - 2] = UInt8(ascii: "k")
+        accented[length - 1] = 0xC3
+        let found = try #require(error(document(accented)), "a lone lead byte ending a key of \(length) bytes")
+        #expect(found.kind == .invalidUTF8)
+        #expect(found.offset == 5 + length - 1)
+      }
+      let unterminated = document(key, terminated: false)
+      let found = try #require(error(unterminated), "an unterminated key of \(length) bytes")
+      #expect(found.kind == .missingTerminator)
+      #expect(found.offset == 5)
+      Self.check(validator, unterminated, "an unterminated key of \(length) bytes")
+    }
+  }
+
   @Test func theCorpusCasesGetTheSameVerdictsFromOneValidator() throws {
     guard let directory = Corpus.directory else { return }
     let validator = DocumentValidator()

@@ -239,6 +239,29 @@ import Testing
     }
   }
 
+  /// At the default chunk size (256 KiB), documents larger than a chunk between small ones, and
+  /// a consumer that is one of the workers: every document once, in order, on 1 to 3 threads.
+  @Test func documentsLargerThanTheDefaultChunkComeThroughInOrder() throws {
+    let directory = makeTemporaryDirectory("reef-parallel-scan")
+    defer { removeTree(directory) }
+    var documents = Self.contacts(count: 4_000, seed: 34)
+    for (at, size) in [(10, 300_000), (1_000, 1_100_000), (1_001, 262_144), (3_999, 700_000)] {
+      var large = DocumentBuilder()
+      large.append("_id", .int64(Int64(-at)))
+      large.append("notes", .string(String(repeating: "x", count: size)))
+      documents.insert(large.document.bytes, at: at)
+    }
+    let path = Self.write(documents, in: directory, "large.bson")
+    let query = try Query(filter: [:])
+    for threads in 1...3 {
+      let scan = ParallelStreamScan(source: try ByteSource(path: path), query: query, threads: threads)
+      var found: [[UInt8]] = []
+      while let document = try scan.next() { found.append(document.bytes) }
+      #expect(found.count == documents.count, "\(threads) threads")
+      #expect(found == documents, "\(threads) threads")
+    }
+  }
+
   @Test func anEmptyStreamHasNoDocuments() throws {
     let directory = makeTemporaryDirectory("reef-parallel-scan")
     defer { removeTree(directory) }
