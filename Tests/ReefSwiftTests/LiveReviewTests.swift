@@ -339,4 +339,30 @@ final class Replay: @unchecked Sendable {
         try reef.write { shelters[0].puppies.append(puppy) }
       }, final: { puppy.shelters.map(\.name) })
   }
+
+  @Test func cancellingTheTaskThatReadsChangesEndsTheSequence() async throws {
+    let (_, path) = try openReef()
+    let built = Smuggled(value: NSMutableArray())
+    onAnotherThread {
+      let reef = try Reef(configuration: configuration(path))
+      try reef.write { reef.add(makePerson(1, "Ann")) }
+      built.value.add(Smuggled(value: reef.objects(Person.self).sorted(byKeyPath: "name").changes))
+    }
+    let changes = (built.value[0] as! Smuggled<ReefChanges<ReefCollectionChange<Results<Person>>>>).value
+    let log = LockedLog()
+    let reader = _Concurrency.Task {
+      for await change in changes { log.append(describePeople(change)) }
+      log.append("end")
+    }
+    #expect(await log.arrive(1))
+    reader.cancel()
+    #expect(await log.arrive(2))
+    // A commit after the end is not read: "end" was the reader's last entry.
+    onAnotherThread {
+      let reef = try Reef(configuration: configuration(path))
+      try reef.write { reef.add(makePerson(2, "Bob")) }
+    }
+    await reader.value
+    #expect(log.entries == [#"initial ["Ann"]"#, "end"])
+  }
 }
