@@ -31,6 +31,10 @@ public final class LinkingObjects<Element: Object>: RandomAccessCollection, Link
     self.property = property
   }
 
+  /// Whether the object these link to has been deleted (or its `Reef` invalidated): then they
+  /// are empty. False for an unmanaged object's.
+  public var isInvalidated: Bool { owner.map { $0.currentDocument() == nil } ?? false }
+
   /// The linking objects as ``Results`` (empty for an unmanaged object).
   public var results: [Element] {
     guard let owner, let document = owner.currentDocument() else { return [] }

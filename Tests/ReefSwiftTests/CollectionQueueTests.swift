@@ -320,11 +320,13 @@ class Workshop: Object {
         { $0.object(ofType: Shelter.self, forPrimaryKey: 1)!.tags.append("a") },
         { $0.object(ofType: Shelter.self, forPrimaryKey: 1)!.name = "Ann" },
         { $0.delete($0.object(ofType: Shelter.self, forPrimaryKey: 2)!) },
-      ], quiet: [2], count: 4, show: { Self.describe($0, Self.shelterNames) })
+        // The puppy itself: its linking objects are invalidated, every one deleted, the end.
+        { $0.delete($0.object(ofType: Puppy.self, forPrimaryKey: 7)!) },
+      ], quiet: [2], count: 6, show: { Self.describe($0, Self.shelterNames) })
     #expect(
       log == [
         "initial Bea frozen", "update Bea,Cy frozen d[] i[1] m[]", "update Ann,Cy frozen d[] i[] m[0]",
-        "update Ann frozen d[1] i[] m[]",
+        "update Ann frozen d[1] i[] m[]", "update invalidated frozen d[0] i[] m[]", "end",
       ])
   }
 
@@ -375,6 +377,4 @@ protocol ManagedCollectionProbe {
 extension List: ManagedCollectionProbe {}
 extension MutableSet: ManagedCollectionProbe {}
 extension Map: ManagedCollectionProbe {}
-extension LinkingObjects: ManagedCollectionProbe {
-  public var isInvalidated: Bool { false }
-}
+extension LinkingObjects: ManagedCollectionProbe {}
