@@ -89,6 +89,8 @@ final class CommitLog {
   /// this opener (for tests).
   private(set) var commitFlushes = 0
   private(set) var checkpoints = 0
+  /// How many times ``flush()`` flushed the log (``Store/sync()``), for tests.
+  private(set) var syncFlushes = 0
   var replayed = 0
 
   // MARK: Opening
@@ -311,6 +313,7 @@ final class CommitLog {
     guard fdatasync(file) == 0 else {
       throw StoreError(.storage, "flushing the commit log \(logPath): \(FileSystem.errnoText())")
     }
+    syncFlushes += 1
   }
 
   /// A checkpoint right after a commit the log does not hold: under LMDB's write lock again.

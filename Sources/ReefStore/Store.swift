@@ -308,7 +308,7 @@ public final class Store: @unchecked Sendable {
       transaction.finish(commit: false)
       throw error
     }
-    try transaction.commit(durability: durability)
+    try transaction.commitTransaction(durability: durability)
     return result
   }
 

@@ -50,11 +50,18 @@ extension Transaction {
   /// Calling it on a transaction that has ended does nothing.
   /// - Throws: what the commit throws; the transaction has then been rolled back.
   public func commit() throws(StoreError) {
+    try commit(durability: store.options.durability)
+  }
+
+  /// ``commit()`` with `durability` for this transaction instead of the store's (as
+  /// ``Store/write(durability:_:)``): for example ``Durability/normal`` for commits that a
+  /// later ``Store/sync()`` makes durable together.
+  public func commit(durability: Durability) throws(StoreError) {
     defer { releaseWriteLock() }
     if isReadOnly {
       finish(commit: true)
     } else {
-      try commit(durability: store.options.durability)
+      try commitTransaction(durability: durability)
     }
   }
 

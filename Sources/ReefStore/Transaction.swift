@@ -120,7 +120,7 @@ public final class Transaction {
     }
   }
 
-  func commit(durability: Durability) throws(StoreError) {
+  func commitTransaction(durability: Durability) throws(StoreError) {
     guard !finished else { return }
     finished = true
     defer { store.openTransactions.add(-1) }

@@ -30,6 +30,15 @@ final class AsyncWrites {
   var scheduled = false
   /// The completions scheduled and not called yet.
   var completions: [AsyncTransactionId: () -> Void] = [:]
+  /// The grouped commits (``Reef/commitAsyncWrite(allowGrouping:_:)``) not flushed yet.
+  var openGroup: CommitGroup?
+
+  /// Commits written without a flush, made durable together by one ``Store/sync()`` scheduled
+  /// at the first of them, before any of their completions.
+  final class CommitGroup {
+    /// Why the flush failed (each commit's completion gets it), or nil.
+    var error: (any Error)?
+  }
 
   func nextID() -> AsyncTransactionId {
     lastID &+= 1
@@ -96,8 +105,14 @@ extension Reef {
   /// actor, with nil or the error the commit threw: Realm's `commitAsyncWrite`.
   ///
   /// Without a write transaction, `onComplete` gets a ``ReefError/Kind/transaction`` error.
-  /// `allowGrouping` is accepted for Realm's API: each commit is written as the configuration's
-  /// durability says, alone.
+  ///
+  /// With `allowGrouping`, as in Realm, the commits of a run of async writes are flushed to disk
+  /// together: each commits at once without waiting for the disk (and is seen by readers at
+  /// once), and one flush (``ReefStore/Store/sync()``) after the run, before their completions,
+  /// makes them all durable; a completion is called only then, with the flush's error if it
+  /// failed (the commits stay, but a power loss may undo them). Under a configuration whose
+  /// durability is not ``ReefStore/Durability/full`` there is no flush to share, and it changes
+  /// nothing.
   /// - Returns: an identifier for ``cancelAsyncWrite(_:)``, which then stops `onComplete` from
   ///   being called (the commit is made all the same).
   @discardableResult
@@ -105,11 +120,14 @@ extension Reef {
     -> AsyncTransactionId
   {
     checkThread()
-    _ = asyncScheduler("commitAsyncWrite")
+    let scheduler = asyncScheduler("commitAsyncWrite")
     var failure: (any Error)?
+    var group: AsyncWrites.CommitGroup?
     if isInWriteTransaction {
+      let grouped = allowGrouping && configuration.durability == .full
       do {
-        try commitWrite()
+        try commitWrite(durability: grouped ? .normal : nil)
+        if grouped { group = openCommitGroup(scheduler) }
       } catch {
         failure = error
       }
@@ -118,8 +136,29 @@ extension Reef {
         .transaction,
         "commitAsyncWrite without a write transaction: call it in a beginAsyncWrite block, or after beginWrite")
     }
-    guard let onComplete else { return asyncScheduler("commitAsyncWrite").asyncWrites.nextID() }
-    return scheduleCompletion { [failure] in onComplete(failure) }
+    guard let onComplete else { return scheduler.asyncWrites.nextID() }
+    return scheduleCompletion { [failure] in onComplete(failure ?? group?.error) }
+  }
+
+  /// The open group of grouped commits; the first commit opens one and schedules its flush,
+  /// which runs after the blocks running or scheduled now and before their completions.
+  private func openCommitGroup(_ scheduler: ReefScheduler) -> AsyncWrites.CommitGroup {
+    let writes = scheduler.asyncWrites
+    if let group = writes.openGroup { return group }
+    let group = AsyncWrites.CommitGroup()
+    writes.openGroup = group
+    // Used in the confinement only.
+    let carried = Confined((writes, group, store))
+    scheduler.schedule {
+      let (writes, group, store) = carried.value
+      writes.openGroup = nil
+      do {
+        try store.sync()
+      } catch {
+        group.error = error
+      }
+    }
+    return group
   }
 
   /// Cancels an async write that has not begun (its block and completion are not called) or the

@@ -241,7 +241,10 @@ public final class Reef {
   /// Commits the write transaction.
   /// - Throws: the first rule an `add`, `create`, `delete` or property change broke in the
   ///   transaction (it is then rolled back: nothing of it is kept); the store's error.
-  public func commitWrite() throws {
+  public func commitWrite() throws { try commitWrite(durability: nil) }
+
+  /// ``commitWrite()`` with `durability` for this commit (nil: the configuration's).
+  func commitWrite(durability: Durability?) throws {
     checkThread()
     guard let transaction = writeTransaction else {
       throw ReefError(.transaction, "commitWrite without a write transaction (call beginWrite first)")
@@ -257,7 +260,7 @@ public final class Reef {
       throw error
     }
     do {
-      try transaction.commit()
+      if let durability { try transaction.commit(durability: durability) } else { try transaction.commit() }
     } catch {
       writeTransaction = nil
       transaction.rollback()

@@ -1,8 +1,9 @@
 import Foundation
 import ReefBSON
-import ReefStore
 import ReefSwift
 import Testing
+
+@testable import ReefStore
 
 /// Another thread's `Reef` that holds the write transaction until told to commit.
 final class HeldWrite: @unchecked Sendable {
@@ -159,6 +160,46 @@ struct BlockError: Error, Equatable {}
     }
     #expect(after.0 == false)
     #expect(after.1 == ["Ann", "Bob", "Cy"])
+  }
+
+  @Test func groupedAsyncCommitsShareOneFlushMadeBeforeTheirCompletions() throws {
+    let (_, path) = try openReef()
+    let queue = DispatchQueue(label: "reef.async.group")
+    let reef = queueReef(path, queue)
+    let log = LockedLog()
+    let commitLog = try #require(reef.value.store.log)
+    let before = (commitLog.commitFlushes, commitLog.syncFlushes)
+    /// The flushes since `before`, as each completion sees them.
+    let flushes = { "commit flushes \(commitLog.commitFlushes - before.0) syncs \(commitLog.syncFlushes - before.1)" }
+    queue.sync {
+      let reef = reef.value
+      for (id, name) in [(1, "Ann"), (2, "Bob"), (3, "Cy")] {
+        reef.beginAsyncWrite {
+          reef.add(makePerson(id, name))
+          reef.commitAsyncWrite(allowGrouping: true) { error in
+            log.append("done \(name) \(error.map { "\($0)" } ?? "nil"), \(flushes())")
+          }
+        }
+      }
+    }
+    #expect(log.wait(for: 3))
+    // No commit waited for the disk; one flush made the three durable before any completion.
+    #expect(
+      log.entries == [
+        "done Ann nil, commit flushes 0 syncs 1", "done Bob nil, commit flushes 0 syncs 1",
+        "done Cy nil, commit flushes 0 syncs 1",
+      ])
+    // Without grouping, a commit flushes on its own.
+    queue.sync {
+      let reef = reef.value
+      reef.beginAsyncWrite {
+        reef.add(makePerson(4, "Dee"))
+        reef.commitAsyncWrite { error in log.append("done Dee \(error.map { "\($0)" } ?? "nil"), \(flushes())") }
+      }
+    }
+    #expect(log.wait(for: 4))
+    #expect(log.entries.last == "done Dee nil, commit flushes 1 syncs 1")
+    #expect(queue.sync { reef.value.objects(Person.self).count } == 4)
   }
 
   @Test func writeAsyncDoesNotBlockTheQueueWhileAnotherThreadWrites() throws {
