@@ -11,15 +11,7 @@ extension Store {
   public func beginWriteIfAvailable() throws(StoreError) -> Transaction? {
     guard !options.readOnly else { throw StoreError(.readOnly, "the store \(path) is open read-only") }
     guard writeLock.tryLock() else { return nil }
-    do {
-      try growMapIfNeeded()
-      let transaction = try Transaction(store: self, readOnly: false)
-      transaction.ownsWriteLock = true
-      return transaction
-    } catch {
-      writeLock.unlock()
-      throw error
-    }
+    return try beginWriteHoldingLock()
   }
 
   /// Blocks the calling thread until no writer of this process holds the store's write lock

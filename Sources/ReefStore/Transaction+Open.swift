@@ -30,8 +30,14 @@ extension Store {
     guard !options.readOnly else { throw StoreError(.readOnly, "the store \(path) is open read-only") }
     let ticket = writeWatch?.begin()
     writeLock.lock()
+    defer { if let ticket { writeWatch?.end(ticket) } }
+    return try beginWriteHoldingLock()
+  }
+
+  /// Begins the write transaction, this process's write lock held (the transaction lets go of
+  /// it when it ends); lets go of the lock when it cannot begin.
+  func beginWriteHoldingLock() throws(StoreError) -> Transaction {
     do {
-      defer { if let ticket { writeWatch?.end(ticket) } }
       try growMapIfNeeded()
       let transaction = try Transaction(store: self, readOnly: false)
       transaction.ownsWriteLock = true

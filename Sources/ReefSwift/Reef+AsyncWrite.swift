@@ -203,15 +203,7 @@ extension Reef {
         waitForWriteLock(store) { continuation.resume() }
       }
     }
-    let result: Result
-    do {
-      result = try block()
-    } catch {
-      if isInWriteTransaction { cancelWrite() }
-      throw error
-    }
-    if isInWriteTransaction { try commitWrite() }
-    return result
+    return try runInWrite(block)
   }
 
   // MARK: Running async writes

@@ -309,6 +309,12 @@ public final class Reef {
   @discardableResult
   public func write<Result>(_ block: () throws -> Result) throws -> Result {
     try beginWrite()
+    return try runInWrite(block)
+  }
+
+  /// Runs `block` in the write transaction begun, then commits it (unless the block ended it);
+  /// cancels it when `block` throws.
+  func runInWrite<Result>(_ block: () throws -> Result) throws -> Result {
     let result: Result
     do {
       result = try block()

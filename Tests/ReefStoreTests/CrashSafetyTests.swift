@@ -498,27 +498,8 @@ func describeLedger(_ ledger: Document) -> String { ledger.extendedJSON(.relaxed
 
 /// The built `reef-crash-writer`: `$REEF_CRASH_WRITER`, or the one next to the test bundle, or
 /// in `.build/debug`.
-let crashWriterBinary: String = {
-  if let path = getenvString("REEF_CRASH_WRITER") { return path }
-  let name = "reef-crash-writer"
-  var candidates: [String] = []
-  let executable = CommandLine.arguments[0]
-  if let slash = executable.lastIndex(of: "/") {
-    // The bundle is `.build/<triple>/debug/ReefPackageTests.xctest` (a file on Linux, a directory
-    // holding Contents/MacOS/… on macOS).
-    var directory = String(executable[..<slash])
-    for _ in 0..<4 {
-      candidates.append(directory + "/" + name)
-      guard let up = directory.lastIndex(of: "/") else { break }
-      directory = String(directory[..<up])
-    }
-  }
-  // Tests/ReefStoreTests/CrashSafetyTests.swift -> package root -> .build/debug
-  let root = String(#filePath).split(separator: "/", omittingEmptySubsequences: false).dropLast(3)
-    .joined(separator: "/")
-  candidates.append(root + "/.build/debug/" + name)
-  return candidates.first { access($0, X_OK) == 0 } ?? candidates.last!
-}()
+let crashWriterBinary: String =
+  getenvString("REEF_CRASH_WRITER") ?? TestProcess.executable("reef-crash-writer")
 
 /// The built `reef` command line tool, next to ``crashWriterBinary`` in the build folder.
 let reefBinary: String = {

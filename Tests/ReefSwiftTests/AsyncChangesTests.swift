@@ -7,17 +7,6 @@ import Testing
 /// `results.changes` and `object.changes`: asynchronous sequences of frozen results and objects,
 /// built on the store's change feed.
 @Suite struct AsyncChangesTests {
-  func person(_ id: Int, _ name: String, city: String? = nil) -> Person {
-    let person = Person()
-    person.id = id
-    person.name = name
-    if let city {
-      let address = Address()
-      address.city = city
-      person.address = address
-    }
-    return person
-  }
 
   /// ``describePeople(_:)``, and whether the results are frozen.
   func describe(_ change: ReefCollectionChange<Results<Person>>) -> String {
@@ -54,15 +43,15 @@ import Testing
   @Test func resultsChangesAreExactAndFrozenForCommitsOfAnotherThread() async throws {
     let (reef, _) = try openReef()
     try reef.write {
-      reef.add(person(1, "Ann"))
-      reef.add(person(2, "Cy", city: "Rome"))
+      reef.add(makePerson(1, "Ann"))
+      reef.add(makePerson(2, "Cy", city: "Rome"))
     }
     let changes = reef.objects(Person.self).sorted(byKeyPath: "name").changes
     let writer = Writer()
     writer.start(
       reef.configuration,
       steps: [
-        { $0.add(self.person(3, "Bob")) },
+        { $0.add(makePerson(3, "Bob")) },
         // The sort key changes: a move (a deletion and an insertion).
         { $0.object(ofType: Person.self, forPrimaryKey: 1)!.name = "Fay" },
         // A change inside an embedded object: a modification of its parent.
@@ -93,7 +82,7 @@ import Testing
 
   @Test func keyPathsLimitTheModificationsReported() async throws {
     let (reef, _) = try openReef()
-    try reef.write { reef.add(person(1, "Ann", city: "Oslo")) }
+    try reef.write { reef.add(makePerson(1, "Ann", city: "Oslo")) }
     let changes = reef.objects(Person.self).changes(keyPaths: ["address.city"])
     let writer = Writer()
     writer.start(
@@ -117,7 +106,7 @@ import Testing
 
   @Test func objectChangesReportPropertiesAndEndWithTheDeletion() async throws {
     let (reef, _) = try openReef()
-    try reef.write { reef.add(person(1, "Ann", city: "Oslo")) }
+    try reef.write { reef.add(makePerson(1, "Ann", city: "Oslo")) }
     let ann = reef.object(ofType: Person.self, forPrimaryKey: 1)!
     let changes = ann.changes
     let writer = Writer()
@@ -159,7 +148,7 @@ import Testing
     weak var store: Store?
     do {
       let (reef, _) = try openReef("cancel")
-      try reef.write { reef.add(person(1, "Ann")) }
+      try reef.write { reef.add(makePerson(1, "Ann")) }
       store = reef.store
       let changes = reef.objects(Person.self).changes
       let (ready, readySignal) = AsyncStream<Void>.makeStream()
@@ -183,7 +172,7 @@ import Testing
     weak var store: Store?
     do {
       let (reef, _) = try openReef("release")
-      try reef.write { reef.add(person(1, "Ann")) }
+      try reef.write { reef.add(makePerson(1, "Ann")) }
       store = reef.store
       let changes = reef.objects(Person.self).changes
       let objectChanges = reef.object(ofType: Person.self, forPrimaryKey: 1)!.changes

@@ -66,10 +66,21 @@ func describePeople(_ change: ReefCollectionChange<Results<Person>>) -> String {
   }
 }
 
-func makePerson(_ id: Int, _ name: String) -> Person {
+/// A person with an address in `city` (none when nil) and a dog for each name of `dogs`.
+func makePerson(_ id: Int, _ name: String, city: String? = nil, dogs: [String] = []) -> Person {
   let person = Person()
   person.id = id
   person.name = name
+  if let city {
+    let address = Address()
+    address.city = city
+    person.address = address
+  }
+  for name in dogs {
+    let dog = Dog()
+    dog.name = name
+    person.dogs.append(dog)
+  }
   return person
 }
 

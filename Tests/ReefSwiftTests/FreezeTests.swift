@@ -8,22 +8,6 @@ import Testing
 /// Frozen `Reef`s, objects, results and lists (immutable snapshots readable from any thread),
 /// `thaw()`, `ThreadSafeReference` and `maximumNumberOfActiveVersions`.
 @Suite struct FreezeTests {
-  func person(_ id: Int, _ name: String, city: String? = nil, dogs: [String] = []) -> Person {
-    let person = Person()
-    person.id = id
-    person.name = name
-    if let city {
-      let address = Address()
-      address.city = city
-      person.address = address
-    }
-    for name in dogs {
-      let dog = Dog()
-      dog.name = name
-      person.dogs.append(dog)
-    }
-    return person
-  }
 
   /// A person as one line: name, city, dogs.
   func describe(_ person: Person) -> String {
@@ -32,7 +16,7 @@ import Testing
 
   @Test func aFrozenReefKeepsItsSnapshotAfterLaterWrites() throws {
     let (reef, _) = try openReef()
-    try reef.write { reef.add(person(1, "Ann")) }
+    try reef.write { reef.add(makePerson(1, "Ann")) }
     let frozen = try reef.freeze()
     #expect(frozen.isFrozen)
     #expect(!reef.isFrozen)
@@ -40,7 +24,7 @@ import Testing
     #expect(try reef.freeze() === frozen, "the same snapshot gives the same frozen Reef")
     try reef.write {
       reef.object(ofType: Person.self, forPrimaryKey: 1)!.name = "Bea"
-      reef.add(person(2, "Cy"))
+      reef.add(makePerson(2, "Cy"))
     }
     #expect(frozen.objects(Person.self).map(\.name) == ["Ann"])
     #expect(frozen.object(ofType: Person.self, forPrimaryKey: 2) == nil)
@@ -55,7 +39,7 @@ import Testing
 
   @Test func frozenObjectsEmbeddedObjectsListsAndResultsReadTheirSnapshot() throws {
     let (reef, _) = try openReef()
-    let ann = person(1, "Ann", city: "Oslo", dogs: ["Rex", "Fido"])
+    let ann = makePerson(1, "Ann", city: "Oslo", dogs: ["Rex", "Fido"])
     try reef.write { reef.add(ann) }
     let frozenAnn = try ann.freeze()
     let frozenDogs = try ann.dogs.freeze()
@@ -91,7 +75,7 @@ import Testing
   @Test func frozenObjectsAreReadFromSeveralThreadsAtOnce() throws {
     let (reef, _) = try openReef()
     try reef.write {
-      for id in 1...30 { reef.add(person(id, "P\(id)", city: "C\(id % 4)", dogs: ["D\(id)a", "D\(id)b"])) }
+      for id in 1...30 { reef.add(makePerson(id, "P\(id)", city: "C\(id % 4)", dogs: ["D\(id)a", "D\(id)b"])) }
     }
     let club = DogClub()
     club.name = "Club"
@@ -133,7 +117,7 @@ import Testing
 
   @Test func frozenLinkingObjectsReadTheirSnapshotAndThaw() throws {
     let (reef, _) = try openReef()
-    let ann = person(1, "Ann")
+    let ann = makePerson(1, "Ann")
     let club = DogClub()
     club.name = "Runners"
     club.members.append(ann)
@@ -162,7 +146,7 @@ import Testing
 
   @Test func thawingADeletedObjectGivesNil() throws {
     let (reef, _) = try openReef()
-    let ann = person(1, "Ann", city: "Oslo", dogs: ["Rex"])
+    let ann = makePerson(1, "Ann", city: "Oslo", dogs: ["Rex"])
     try reef.write { reef.add(ann) }
     let frozenAnn = try ann.freeze()
     let frozenDogs = try ann.dogs.freeze()
@@ -176,9 +160,9 @@ import Testing
 
   @Test func writesToAFrozenReefAreRefused() throws {
     let (reef, _) = try openReef()
-    try reef.write { reef.add(person(1, "Ann")) }
+    try reef.write { reef.add(makePerson(1, "Ann")) }
     let frozen = try reef.freeze()
-    let error = reefError { try frozen.write { frozen.add(person(2, "Bob")) } }
+    let error = reefError { try frozen.write { frozen.add(makePerson(2, "Bob")) } }
     #expect(error?.kind == .frozen)
     #expect(error?.message.hasPrefix("Can't perform transactions on a frozen Reef") == true)
     #expect(throws: ReefError.self) { try frozen.beginWrite() }
@@ -215,11 +199,11 @@ import Testing
 
   @Test func freezingInAWriteTransactionGivesTheStateTheTransactionBeganFrom() throws {
     let (reef, _) = try openReef()
-    let ann = person(1, "Ann")
+    let ann = makePerson(1, "Ann")
     try reef.write { reef.add(ann) }
     try reef.write {
       ann.name = "Bea"
-      let bob = person(2, "Bob")
+      let bob = makePerson(2, "Bob")
       reef.add(bob)
       let frozen = try reef.freeze()
       #expect(frozen.objects(Person.self).map(\.name) == ["Ann"])
@@ -233,11 +217,11 @@ import Testing
 
   @Test func aThreadSafeReferenceResolvesOnceOnAnotherThread() throws {
     let (reef, _) = try openReef()
-    let ann = person(1, "Ann", city: "Oslo", dogs: ["Rex", "Fido"])
+    let ann = makePerson(1, "Ann", city: "Oslo", dogs: ["Rex", "Fido"])
     try reef.write {
       reef.add(ann)
-      reef.add(person(2, "Bob"))
-      reef.add(person(3, "Cy"))
+      reef.add(makePerson(2, "Bob"))
+      reef.add(makePerson(3, "Cy"))
     }
     let configuration = reef.configuration
     let toAnn = ThreadSafeReference(to: ann)
@@ -272,7 +256,7 @@ import Testing
     var configuration = Reef.Configuration(fileURL: fileURL)
     configuration.maximumNumberOfActiveVersions = 2
     let reef = try Reef(configuration: configuration)
-    try reef.write { reef.add(person(1, "Ann")) }
+    try reef.write { reef.add(makePerson(1, "Ann")) }
     var first: Reef? = try reef.freeze()
     try reef.write { reef.object(ofType: Person.self, forPrimaryKey: 1)!.name = "Bea" }
     let second = try reef.freeze()
@@ -288,7 +272,7 @@ import Testing
     var unlimited = configuration
     unlimited.maximumNumberOfActiveVersions = nil
     let writer = try Reef(configuration: unlimited)
-    try writer.write { writer.add(person(2, "Dan")) }
+    try writer.write { writer.add(makePerson(2, "Dan")) }
     reef.refresh()
     #expect(reef.objects(Person.self).count == 2)
     let freezeError = reefError { _ = try reef.freeze() }

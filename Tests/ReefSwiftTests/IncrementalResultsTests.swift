@@ -18,12 +18,7 @@ import Testing
     }
   }
 
-  /// One observation: the `_id`s it last saw, and what it was told.
-  final class Observed {
-    var ids: [ObjectId] = []
-    var updates = 0
-    var failures: [String] = []
-  }
+  typealias Observed = ObservedIDs<ObjectId>
 
   static let names = ["Ann", "Bob", "Cy", "Dee", "Eve"]
   static let cities = ["Oslo", "Rome", "Lima", nil]
@@ -46,21 +41,11 @@ import Testing
     _ observed: Observed, new: [ObjectId], deletions: [Int], insertions: [Int], modifications: [Int],
     changed: Set<ObjectId>, label: String
   ) {
-    let old = observed.ids
-    let deleted = Set(deletions)
-    let inserted = Set(insertions)
-    let kept = old.enumerated().filter { !deleted.contains($0.offset) }.map(\.element)
-    let keptNew = new.enumerated().filter { !inserted.contains($0.offset) }.map(\.element)
-    if kept != keptNew { observed.failures.append("\(label): kept \(kept) but new has \(keptNew)") }
     if deletions != deletions.sorted() || insertions != insertions.sorted() || modifications != modifications.sorted() {
       observed.failures.append("\(label): index lists not ascending")
     }
-    let expectedModified = old.enumerated().filter { !deleted.contains($0.offset) && changed.contains($0.element) }
-      .map(\.offset)
-    if modifications != expectedModified {
-      observed.failures.append("\(label): modifications \(modifications), expected \(expectedModified)")
-    }
-    observed.ids = new
+    observed.take(
+      new, deletions: deletions, insertions: insertions, modifications: modifications, changed: changed, label: label)
   }
 
   @Test(arguments: [1, 2, 3])
@@ -188,5 +173,33 @@ import Testing
         "d[0, 5] i[0, 5] m[]",
       ])
     _ = token
+  }
+}
+
+/// One observation in the randomized change-set tests: the identities it last saw, and what went
+/// wrong.
+final class ObservedIDs<ID: Hashable> {
+  var ids: [ID] = []
+  var updates = 0
+  var failures: [String] = []
+
+  /// Checks that a change set turns the identities seen into `new` (the query run again), then
+  /// sees `new`: the new ones outside the insertions are the old ones outside the deletions, in
+  /// order; the modifications are the old positions, outside the deletions, of the objects that
+  /// `changed`.
+  func take(
+    _ new: [ID], deletions: [Int], insertions: [Int], modifications: [Int], changed: Set<ID>, label: String
+  ) {
+    let deleted = Set(deletions)
+    let inserted = Set(insertions)
+    let kept = ids.enumerated().filter { !deleted.contains($0.offset) }.map(\.element)
+    let keptNew = new.enumerated().filter { !inserted.contains($0.offset) }.map(\.element)
+    if kept != keptNew { failures.append("\(label): kept \(kept) but new has \(keptNew)") }
+    let expectedModified = ids.enumerated().filter { !deleted.contains($0.offset) && changed.contains($0.element) }
+      .map(\.offset)
+    if modifications != expectedModified {
+      failures.append("\(label): modifications \(modifications), expected \(expectedModified)")
+    }
+    ids = new
   }
 }

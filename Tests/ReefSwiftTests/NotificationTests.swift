@@ -12,31 +12,19 @@ import Testing
     var entries: [String] = []
   }
 
-  func person(_ id: Int, _ name: String, city: String? = nil) -> Person {
-    let person = Person()
-    person.id = id
-    person.name = name
-    if let city {
-      let address = Address()
-      address.city = city
-      person.address = address
-    }
-    return person
-  }
-
   @Test func resultsReportInsertionsDeletionsMovesAndModificationsExactly() throws {
     let (reef, _) = try openReef()
     try reef.write {
-      reef.add(person(1, "Ann", city: "Oslo"))
-      reef.add(person(2, "Cy", city: "Rome"))
-      reef.add(person(3, "Eve"))
+      reef.add(makePerson(1, "Ann", city: "Oslo"))
+      reef.add(makePerson(2, "Cy", city: "Rome"))
+      reef.add(makePerson(3, "Eve"))
     }
     let log = Log()
     let sorted = reef.objects(Person.self).sorted(byKeyPath: "name")
     let token = sorted.observe { log.entries.append(describePeople($0)) }
     #expect(log.entries == [#"initial ["Ann", "Cy", "Eve"]"#])
 
-    try reef.write { reef.add(person(4, "Bob")) }
+    try reef.write { reef.add(makePerson(4, "Bob")) }
     // A change of the sort key moves the object: a deletion and an insertion.
     try reef.write { reef.object(ofType: Person.self, forPrimaryKey: 1)!.name = "Fay" }
     // A change inside an embedded object modifies its parent, in place.
@@ -52,7 +40,7 @@ import Testing
         #"update ["Bob", "Cy", "Fay"] d[2] i[] m[]"#,
       ])
     token.invalidate()
-    try reef.write { reef.add(person(5, "Gus")) }
+    try reef.write { reef.add(makePerson(5, "Gus")) }
     #expect(log.entries.count == 5, "no notification after invalidate")
   }
 
@@ -83,7 +71,7 @@ import Testing
 
   @Test func keyPathsLimitModificationsAndWithoutNotifyingSkipsAWrite() throws {
     let (reef, _) = try openReef()
-    try reef.write { reef.add(person(1, "Ann", city: "Oslo")) }
+    try reef.write { reef.add(makePerson(1, "Ann", city: "Oslo")) }
     let byName = Log()
     let byCity = Log()
     let people = reef.objects(Person.self)
@@ -95,17 +83,17 @@ import Testing
     #expect(byCity.entries == [#"initial ["Ann"]"#, #"update ["Ann"] d[] i[] m[0]"#])
 
     // Silenced for one write; the next reports only its own change.
-    try reef.write(withoutNotifying: [nameToken]) { reef.add(person(2, "Bob")) }
+    try reef.write(withoutNotifying: [nameToken]) { reef.add(makePerson(2, "Bob")) }
     #expect(byName.entries.count == 2)
     #expect(byCity.entries.last == #"update ["Anna", "Bob"] d[] i[1] m[]"#)
-    try reef.write { reef.add(person(3, "Cy")) }
+    try reef.write { reef.add(makePerson(3, "Cy")) }
     #expect(byName.entries.last == #"update ["Anna", "Bob", "Cy"] d[] i[2] m[]"#)
     _ = (nameToken, cityToken)
   }
 
   @Test func anObjectReportsItsChangedPropertiesThenItsDeletion() throws {
     let (reef, _) = try openReef()
-    try reef.write { reef.add(person(1, "Ann", city: "Oslo")) }
+    try reef.write { reef.add(makePerson(1, "Ann", city: "Oslo")) }
     let ann = reef.object(ofType: Person.self, forPrimaryKey: 1)!
     var changes: [String] = []
     let token = ann.observe { change in
@@ -130,7 +118,7 @@ import Testing
     try reef.write { ann.name = "Anna" }
     try reef.write { ann.address!.city = "Bergen" }
     // Another object's change is not this one's.
-    try reef.write { reef.add(person(2, "Bob")) }
+    try reef.write { reef.add(makePerson(2, "Bob")) }
     try reef.write { reef.delete(ann) }
     #expect(changes.count == 3)
     #expect(changes.first == #"1 ["name: Ann -> Anna"]"#)
@@ -142,7 +130,7 @@ import Testing
 
   @Test func otherThreadsCommitsAreDeliveredWhenTheReefRefreshes() throws {
     let (reef, path) = try openReef()
-    try reef.write { reef.add(person(1, "Ann")) }
+    try reef.write { reef.add(makePerson(1, "Ann")) }
     var didChange = 0
     let reefToken = reef.observe { notification, _ in if notification == .didChange { didChange += 1 } }
     let log = Log()
@@ -151,7 +139,7 @@ import Testing
     let thread = Thread {
       let other = try! Reef(configuration: Reef.Configuration(fileURL: URL(fileURLWithPath: path)))
       try! other.write {
-        other.add(self.person(2, "Bob"))
+        other.add(makePerson(2, "Bob"))
         other.object(ofType: Person.self, forPrimaryKey: 1)!.name = "Anna"
       }
       written.signal()
@@ -172,11 +160,11 @@ import Testing
     let (reef, _) = try openReef()
     var calls = 0
     var token: NotificationToken? = reef.objects(Person.self).observe { _ in calls += 1 }
-    try reef.write { reef.add(person(1, "Ann")) }
+    try reef.write { reef.add(makePerson(1, "Ann")) }
     #expect(calls == 2)
     _ = token
     token = nil
-    try reef.write { reef.add(person(2, "Bob")) }
+    try reef.write { reef.add(makePerson(2, "Bob")) }
     #expect(calls == 2)
   }
 }

@@ -27,11 +27,7 @@ class TrackItem: Object {
   typealias Generator = IncrementalResultsTests.Generator
 
   /// One observation: the primary keys it last saw, and what went wrong.
-  final class Observed {
-    var ids: [Int] = []
-    var updates = 0
-    var failures: [String] = []
-  }
+  typealias Observed = ObservedIDs<Int>
 
   static let types: [ObjectBase.Type] = [TrackItem.self, TrackSpot.self]
   nonisolated(unsafe) static let mixedValues: [AnyReefValue] = [
@@ -93,21 +89,11 @@ class TrackItem: Object {
     _ observed: Observed, new: [Int], deletions: [Int], insertions: [Int], modifications: [Int],
     changed: Set<Int>, label: String
   ) {
-    let old = observed.ids
-    let deleted = Set(deletions)
-    let inserted = Set(insertions)
-    let kept = old.enumerated().filter { !deleted.contains($0.offset) }.map(\.element)
-    let keptNew = new.enumerated().filter { !inserted.contains($0.offset) }.map(\.element)
-    if kept != keptNew { observed.failures.append("\(label): kept \(kept) but new has \(keptNew)") }
-    if deletions.contains(where: { $0 >= old.count }) || insertions.contains(where: { $0 >= new.count }) {
+    if deletions.contains(where: { $0 >= observed.ids.count }) || insertions.contains(where: { $0 >= new.count }) {
       observed.failures.append("\(label): index out of range d\(deletions) i\(insertions)")
     }
-    let expectedModified = old.enumerated().filter { !deleted.contains($0.offset) && changed.contains($0.element) }
-      .map(\.offset)
-    if modifications != expectedModified {
-      observed.failures.append("\(label): modifications \(modifications), expected \(expectedModified)")
-    }
-    observed.ids = new
+    observed.take(
+      new, deletions: deletions, insertions: insertions, modifications: modifications, changed: changed, label: label)
   }
 
   @Test(arguments: [11, 12, 13])
