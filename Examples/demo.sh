@@ -5,6 +5,9 @@
 set -euo pipefail
 bin="$1"
 reef="$bin/reef"
+for product in reef EmbeddedObjects Relationships UserTasks ObjectTour; do
+  [ -x "$bin/$product" ] || { echo "demo.sh: $bin/$product is not built (make demo builds it: swift build)" >&2; exit 1; }
+done
 here="$(cd "$(dirname "$0")" && pwd)"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
