@@ -164,7 +164,7 @@ extension Results {
     let frozen: Results
     let tracker: ResultsTracker<Element>
     do {
-      frozen = try freeze()
+      frozen = try tryFreeze()
       tracker = try ResultsTracker(frozen)
     } catch {
       return .only(.error(error))
@@ -223,7 +223,7 @@ extension _ObjectObservable where Self: ObjectBase {
     let frozen: Self
     let start: (path: ObjectPath, document: Document)
     do {
-      frozen = try freeze()
+      frozen = try tryFreeze()
       let gate = frozen._managed!.reef.enterSnapshot()
       defer { gate?.unlock() }
       guard let path = ObjectPath(frozen._managed!), let document = frozen._managed!.currentDocument() else {

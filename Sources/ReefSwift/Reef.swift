@@ -197,24 +197,46 @@ public final class Reef {
       "Attempting to modify object outside of a write transaction - call beginWrite on a Reef instance first.")
   }
 
-  /// Begins a write transaction: it waits for other writers, then sees the file's latest state.
-  /// - Throws: ``ReefError/Kind/transaction`` when one is already open; the store's error.
-  public func beginWrite() throws {
+  /// Begins a write transaction, as Realm's `beginWrite()`: it waits for the writers of other
+  /// threads and processes, then sees the file's latest state. End it with ``commitWrite()`` or
+  /// ``cancelWrite()``.
+  ///
+  /// What Realm raises as an exception stops the program with Realm's message: a write
+  /// transaction already open on this `Reef` ("The Reef is already in a write transaction"), a
+  /// frozen `Reef` ("Can't perform transactions on a frozen Reef"), a read-only one ("Can't
+  /// perform transactions on read-only Reefs."), more versions pinned than
+  /// ``Configuration/maximumNumberOfActiveVersions`` allows, and a store that cannot begin one
+  /// (its error is named). ``tryBeginWrite()`` throws these instead.
+  public func beginWrite() {
+    do {
+      try tryBeginWrite()
+    } catch {
+      reefStop(error.description)
+    }
+  }
+
+  /// ``beginWrite()``, throwing what it stops with.
+  /// - Throws: ``ReefError/Kind/transaction`` when a write transaction is already open or the
+  ///   `Reef` is read-only; ``ReefError/Kind/frozen`` for a frozen `Reef`;
+  ///   ``ReefError/Kind/tooManyActiveVersions`` past ``Configuration/maximumNumberOfActiveVersions``;
+  ///   ``ReefError/Kind/store`` when the store cannot begin one.
+  public func tryBeginWrite() throws(ReefError) {
     _ = try beginWrite(waiting: true)
   }
 
   /// Begins a write transaction; without `waiting`, only when no other writer of this process
   /// holds the store's write lock now: returns whether it began.
-  func beginWrite(waiting: Bool) throws -> Bool {
+  func beginWrite(waiting: Bool) throws(ReefError) -> Bool {
     if isFrozen { throw ReefError.frozenWrite() }
     checkThread()
     if configuration.readOnly {
       throw ReefError(
-        .transaction, "this Reef was opened read-only (Configuration.readOnly)",
+        .transaction,
+        "Can't perform transactions on read-only Reefs. (this Reef was opened with Configuration.readOnly)",
         storeError: StoreError(.readOnly, "read-only"))
     }
     guard writeTransaction == nil else {
-      throw ReefError(.transaction, "a write transaction is already open on this Reef")
+      throw ReefError(.transaction, "The Reef is already in a write transaction")
     }
     try VersionPins.checkNewVersion(
       of: store, limit: configuration.maximumNumberOfActiveVersions, releasing: readTransaction?.snapshotID)
@@ -222,9 +244,9 @@ public final class Reef {
     if waiting {
       readTransaction?.end()
       readTransaction = nil
-      transaction = try storeCall { () throws(StoreError) in try store.beginWrite() }
+      transaction = try beginStoreWrite { () throws(StoreError) in try store.beginWrite() }
     } else {
-      guard let begun = try storeCall({ () throws(StoreError) in try store.beginWriteIfAvailable() }) else {
+      guard let begun = try beginStoreWrite({ () throws(StoreError) in try store.beginWriteIfAvailable() }) else {
         return false
       }
       readTransaction?.end()
@@ -236,6 +258,15 @@ public final class Reef {
     epochsBeforeWrite = epochs
     newSnapshot()
     return true
+  }
+
+  /// Runs the store's call that begins a write transaction, naming its error.
+  private func beginStoreWrite<T>(_ begin: () throws(StoreError) -> T) throws(ReefError) -> T {
+    do {
+      return try begin()
+    } catch {
+      throw ReefError(.store, "Can't begin a write transaction: \(error.message)", storeError: error)
+    }
   }
 
   /// Commits the write transaction.
@@ -304,11 +335,12 @@ public final class Reef {
   /// As in Realm, `add`, `create` and `delete` are called without `try` in the block: a rule
   /// they break (a duplicate primary key, a second parent for an embedded object…) is
   /// recorded, and `write` throws it at the end, rolling the whole transaction back.
-  /// - Throws: what `block` throws, a recorded rule, or the store's error; nothing of the
-  ///   transaction is kept then.
+  /// - Throws: what ``tryBeginWrite()`` throws (where ``beginWrite()`` stops: a `write` inside
+  ///   another, a frozen or read-only `Reef`); what `block` throws, a recorded rule, or the
+  ///   store's error, and nothing of the transaction is kept then.
   @discardableResult
   public func write<Result>(_ block: () throws -> Result) throws -> Result {
-    try beginWrite()
+    try tryBeginWrite()
     return try runInWrite(block)
   }
 
