@@ -115,16 +115,8 @@ open class ObjectBase: CustomStringConvertible {
     }
   }
 
-  /// Whether `object` is this object: the same instance, or the same managed object (same
-  /// `Reef` file, type and primary key).
-  public final func isEqual(to object: ObjectBase?) -> Bool {
-    guard let object else { return false }
-    if object === self { return true }
-    guard let a = _managed, let b = object._managed, a.reef.store === b.reef.store,
-      type(of: self) == type(of: object)
-    else { return false }
-    return a.identityPath == b.identityPath
-  }
+  /// Whether `object` is this object: ``isSameObject(as:)``.
+  public final func isEqual(to object: ObjectBase?) -> Bool { isSameObject(as: object) }
 
   /// The type's name and each property's value.
   open var description: String {

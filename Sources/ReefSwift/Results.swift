@@ -20,7 +20,8 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   let sortKeys: [SortKey]
   /// Stored paths whose combination of values each object must have first (``distinct(by:)``).
   let distinctPaths: [String]
-  private let snapshot = Snapshot()
+  /// The results' cache; also their identity (see `==`).
+  let snapshot = Snapshot()
 
   /// The matching documents' `_id`s in order, kept for one version of the `Reef`.
   final class Snapshot {
