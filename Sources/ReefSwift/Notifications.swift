@@ -37,6 +37,9 @@ public final class NotificationToken {
   }
 }
 
+/// A block called when a `Reef` shows new data (``Reef/observe(_:)``): Realm's `NotificationBlock`.
+public typealias NotificationBlock = (_ notification: Reef.Notification, _ reef: Reef) -> Void
+
 extension Reef {
   /// What a `Reef`-level notification block is told: Realm's `Realm.Notification`.
   public enum Notification: String, Sendable {
@@ -47,7 +50,7 @@ extension Reef {
   }
 
   /// A block called when the `Reef` shows new data.
-  public typealias NotificationBlock = (_ notification: Notification, _ reef: Reef) -> Void
+  public typealias NotificationBlock = ReefSwift.NotificationBlock
 
   /// Calls `block` (on this thread) after each write of this `Reef` commits, and when
   /// ``refresh()`` shows commits of other `Reef`s, threads or processes.
@@ -137,6 +140,18 @@ public enum ReefCollectionChange<CollectionType> {
   /// The collection could not be read again (its query failed, or a stored value no longer fits
   /// a `List`, `MutableSet` or `Map`); no further notification comes from a collection's own
   /// observation.
+  case error(any Error)
+}
+
+/// What changed in a ``Map`` since its last notification, by key: Realm's `RealmMapChange`.
+public enum ReefMapChange<Collection> {
+  /// The map as it was when the block was registered.
+  case initial(Collection)
+  /// The map changed: `deletions` are the keys removed, `insertions` the keys added and
+  /// `modifications` the keys whose values changed, each in the map's key order.
+  case update(Collection, deletions: [String], insertions: [String], modifications: [String])
+  /// The map could not be read again (a stored value no longer fits it); no further
+  /// notification comes.
   case error(any Error)
 }
 
@@ -341,9 +356,17 @@ extension _ObjectObservable where Self: ObjectBase {
   /// notifies when the linked objects change at that path, as a change of the link property;
   /// without key paths, only the object's own document counts. When its document can no longer
   /// be read, or no longer fits its type, `.error` comes, and nothing after it.
+  ///
+  /// A block whose type names a superclass (`{ (change: ObjectChange<Object>) in … }`) takes
+  /// the generic form on ``ObjectBase``, Realm's `observe<T>(keyPaths:on:_:)`.
   public func observe(keyPaths: [String]? = nil, _ block: @escaping (ObjectChange<Self>) -> Void)
     -> NotificationToken
   {
+    observeObject(keyPaths: keyPaths, block)
+  }
+
+  /// ``observe(keyPaths:_:)``, under a name no overload shares.
+  func observeObject(keyPaths: [String]?, _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken {
     guard let managed = _managed else {
       preconditionFailure("Only objects which are managed by a Reef support change notifications")
     }
@@ -408,5 +431,45 @@ extension _ObjectObservable where Self: ObjectBase {
       guard !silent, !changes.isEmpty else { return }
       block(.change(self, changes))
     }
+  }
+}
+
+extension ObjectChange {
+  /// The same change, its object as `U` (which the caller checked it is).
+  func cast<U: ObjectBase>(to type: U.Type) -> ObjectChange<U> {
+    switch self {
+    case .error(let error): .error(error)
+    case .change(let object, let properties): .change(unsafeDowncast(object, to: U.self), properties)
+    case .deleted: .deleted
+    }
+  }
+}
+
+extension ObjectBase {
+  /// Stops unless this object is a `T`, for the observe forms whose block names its type.
+  func requireObserved<T: ObjectBase>(as type: T.Type) {
+    reefRequire(
+      self is T,
+      "observe's block takes ObjectChange<\(T.self)>, and the object observed is a \(Swift.type(of: self)), not a \(T.self)"
+    )
+  }
+
+  /// `observe(keyPaths:_:)`, with the block's object typed as the block says: Realm's `observe<T>(keyPaths:on:_:)`, for blocks written
+  /// `{ (change: ObjectChange<Dog>) in … }` or `{ (change: ObjectChange<Object>) in … }`. `T` is
+  /// the object's class or one of its superclasses (another stops, naming both).
+  public func observe<T: ObjectBase>(keyPaths: [String]? = nil, _ block: @escaping (ObjectChange<T>) -> Void)
+    -> NotificationToken
+  {
+    requireObserved(as: T.self)
+    return observeObject(keyPaths: keyPaths) { block($0.cast(to: T.self)) }
+  }
+
+  /// `observe(keyPaths:_:)` with Swift key paths
+  /// (`[\Dog.name, \Dog.owner.name]`), as Realm's: each names the properties it reads.
+  public func observe<T: ObjectBase>(keyPaths: [PartialKeyPath<T>], _ block: @escaping (ObjectChange<T>) -> Void)
+    -> NotificationToken
+  {
+    requireObserved(as: T.self)
+    return observeObject(keyPaths: keyPaths.map(_PathTracer.name)) { block($0.cast(to: T.self)) }
   }
 }
