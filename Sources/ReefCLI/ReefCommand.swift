@@ -7,7 +7,7 @@ public struct ReefCommand: ParsableCommand {
   public static let configuration = CommandConfiguration(
     commandName: "reef",
     abstract:
-      "Read, check, convert and query BSON and Extended JSON, keep it in a store, and port Realm models.",
+      "Read, check, convert and query BSON and Extended JSON, keep it in a store, and move Realm models and data in.",
     discussion: """
       BSON streams are concatenated documents, as in mongodump's and bsondump's .bson files. \
       Files ending in .gz are read and written gzip-compressed; compressed standard input is \
@@ -17,7 +17,8 @@ public struct ReefCommand: ParsableCommand {
       """,
     subcommands: [
       DumpCommand.self, ValidateCommand.self, ConvertCommand.self, QueryCommand.self, StatsCommand.self,
-      IndexCommand.self, ImportCommand.self, ExportCommand.self, SchemaCommand.self, PortCommand.self,
+      IndexCommand.self, ImportCommand.self, ExportCommand.self, SchemaCommand.self, ModelsCommand.self,
+      PortCommand.self,
     ]
   )
 
