@@ -19,8 +19,12 @@ public struct ModelsCommand: ParsableCommand {
       doubles together are Double); the _id is the primary key with its type (ObjectId, String, \
       Int or UUID). Names become Swift identifiers, and propertiesMapping() keeps the stored \
       names that are not. A field whose values ReefSwift has no type for (a regex, a timestamp, \
-      code) is left out, with a comment saying so. Classes come in collection order, \
-      properties in the order their fields first appear.
+      code) is left out, with a comment saying so. A collection's JSON Schema (its validator in \
+      a dump's metadata.json, or the schema a ReefSwift store keeps for its type) gives the type \
+      of a field that is null or missing everywhere, makes a field it allows to be null \
+      optional, and names embedded classes after its titles. Classes come in collection order, \
+      properties in the order their fields first appear (in _id order in a store, in file order \
+      in a dump).
 
       The models open the data through ReefSwift once it is in a store: reef import DUMP \
       --store app.reef, then Reef(configuration: .init(fileURL: URL(fileURLWithPath: "app.reef"))).
@@ -59,24 +63,24 @@ public struct ModelsCommand: ParsableCommand {
   /// Infers and prints the models.
   public func run() throws {
     let selected = collection.isEmpty ? nil : collection
-    let shapes: [(name: String, shape: DocumentShape)]
+    let collections: [InferredModels.CollectionSample]
     let origin: String
     if let store {
-      shapes = try withStore(store, readOnly: true) { try InferredModels.shapes(of: $0, collections: selected) }
+      collections = try withStore(store, readOnly: true) { try InferredModels.collections(of: $0, only: selected) }
       origin = "the store \(store)"
     } else {
       do {
-        shapes = try InferredModels.shapes(ofDump: source!, collections: selected)
+        collections = try InferredModels.collections(ofDump: source!, only: selected)
       } catch {
         throw failure(error, input: source!)
       }
       origin = source!
     }
-    let documents = shapes.reduce(0) { $0 + $1.shape.count }
-    let models = InferredModels(collections: shapes)
+    let documents = collections.reduce(0) { $0 + $1.shape.count }
+    let models = InferredModels(collections: collections)
     let header = """
       Models inferred by `reef models` from \(origin):
-      \(shapes.count) \(shapes.count == 1 ? "collection" : "collections"), \(documents) \(documents == 1 ? "document" : "documents").
+      \(collections.count) \(collections.count == 1 ? "collection" : "collections"), \(documents) \(documents == 1 ? "document" : "documents").
       """
     let text = models.swiftSource(header: header)
     if let output {

@@ -164,6 +164,31 @@ struct ModelInferenceTests {
     #expect(source.contains("class DataObject: Object {\n  override class func className() -> String { \"data\" }"))
   }
 
+  @Test("a JSON Schema types null-only fields, makes nullable fields optional and names embedded classes")
+  func schemaHints() throws {
+    let shape = DocumentShape()
+    for json in [
+      #"{"_id": 1, "a": null, "b": "x", "c": {"d": 1}, "e": null, "f": null}"#, #"{"_id": 2, "b": "y", "c": {"d": 2}}"#,
+    ] {
+      shape.add(try Document(extendedJSON: json))
+    }
+    let schema = try Document(
+      extendedJSON: #"""
+        {"properties": {"a": {"bsonType": ["date", "null"]}, "b": {"bsonType": ["string", "null"]},
+         "c": {"title": "Inner", "bsonType": "object", "properties": {"d": {"bsonType": "long"}}},
+         "e": {"bsonType": ["binData", "null"]}, "f": {"bsonType": ["string", "int"]}}}
+        """#)
+    let models = InferredModels(collections: [InferredModels.CollectionSample(name: "t", shape: shape, schema: schema)])
+    #expect(models.classes.map(\.name) == ["T", "Inner"])
+    #expect(
+      Self.properties(models, "T") == [
+        "_id: Int", "a: Date?", "b: String?", "c: Inner?", "e: AnyReefValue", "f: AnyReefValue",
+      ])
+    #expect(
+      models.classes[0].properties[1].comment == "no value but null (null in 1, missing in 1 of 2): the schema's type")
+    #expect(Self.properties(models, "Inner") == ["d: Int"])
+  }
+
   @Test("the source: a header, an import, each class with its comments, in a stable order")
   func source() throws {
     let collections = [

@@ -218,7 +218,7 @@ struct ModelsCommandTests {
   /// The models the library infers from a store's documents.
   static func inferred(store path: String) throws -> InferredModels {
     let store = try Store(path: path, options: StoreOptions(readOnly: true))
-    return InferredModels(collections: try InferredModels.shapes(of: store))
+    return InferredModels(collections: try InferredModels.collections(of: store))
   }
 
   /// Documents that test the inference's edges: names that are not Swift names, keywords and
@@ -272,6 +272,62 @@ struct ModelsCommandTests {
     }
     let models = try Self.inferred(store: path)
     _ = try Self.readBack(models, source: source, store: path, in: directory)
+  }
+
+  @Test("a store's JSON Schemas name the embedded classes and type what the documents leave open")
+  func schemaHints() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.path("typed.reef")
+    let address =
+      #"{"title": "Address", "bsonType": ["object", "null"], "properties": {"street": {"bsonType": ["string", "null"]}, "zip": {"bsonType": ["string", "null"]}}}"#
+    let schemas = [
+      "Contact":
+        #"{"title": "Contact", "bsonType": "object", "properties": {"_id": {"bsonType": "objectId"}, "name": {"bsonType": "string"}, "address": \#(address)}}"#,
+      "Shop":
+        #"{"title": "Shop", "bsonType": "object", "properties": {"_id": {"bsonType": "objectId"}, "branches": {"bsonType": "array", "items": \#(address)}}}"#,
+    ]
+    do {
+      let store = try Store(path: path)
+      try store.write { transaction in
+        for (name, schema) in schemas {
+          try transaction.setJSONSchema(try Document(extendedJSON: schema), forCollection: name)
+        }
+        for json in [
+          #"{"_id": {"$oid": "5f47f4811060b1aa6cc71272"}, "name": "Ann", "address": {"street": "Main", "zip": null}}"#,
+          #"{"_id": {"$oid": "5f47f4811060b1aa6cc71273"}, "name": "Bo", "address": {"street": "High", "zip": null}}"#,
+        ] {
+          _ = try transaction.collection("Contact").insert(try Document(extendedJSON: json))
+        }
+        _ = try transaction.collection("Shop").insert(
+          try Document(
+            extendedJSON: #"{"_id": {"$oid": "5f47f4811060b1aa6cc71274"}, "branches": [{"street": "Quay"}]}"#))
+      }
+    }
+    let printed = try reef("models", "--store", path)
+    #expect(printed.status == 0, "\(printed.stderr)")
+    for line in [
+      "  @Persisted var address: Address?", "class Address: EmbeddedObject {",
+      "  @Persisted var street: String?",
+      "  @Persisted var zip: String?  // no value but null (null in 2 of 2): the schema's type",
+      // The title is taken: the second class of that title is named after its path.
+      "  @Persisted var branches: List<ShopBranches>", "class ShopBranches: EmbeddedObject {",
+    ] {
+      #expect(printed.stdoutLines.contains(Substring(line)), "\(line)\n\(printed.stdout)")
+    }
+    _ = try Self.readBack(try Self.inferred(store: path), source: printed.stdout, store: path, in: directory)
+    // Exported, the schemas are the collections' validators in metadata.json: a dump's models
+    // read them there.
+    let exported = try reef("export", "--store", path, "--out", directory.path("dump"))
+    #expect(exported.status == 0, "\(exported.stderr)")
+    let fromDump = try reef("models", directory.path("dump"))
+    #expect(fromDump.status == 0, "\(fromDump.stderr)")
+    #expect(fromDump.stdoutLines.contains(#"  override class func className() -> String { "reef.Contact" }"#))
+    for line in [
+      "class Address: EmbeddedObject {",
+      "  @Persisted var zip: String?  // no value but null (null in 2 of 2): the schema's type",
+    ] {
+      #expect(fromDump.stdoutLines.contains(Substring(line)), "\(line)\n\(fromDump.stdout)")
+    }
   }
 
   @Test("--collection selects collections; a missing one, no input or two inputs are errors")

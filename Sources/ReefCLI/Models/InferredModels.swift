@@ -1,3 +1,5 @@
+import ReefBSON
+
 /// `@Persisted` models inferred from documents: an `Object` per collection, an `EmbeddedObject`
 /// per subdocument path (the shapes of every subdocument at that path merged), `List` for
 /// arrays, optionals where a field is missing or null in some documents, `AnyReefValue` where
@@ -61,16 +63,43 @@ public struct InferredModels {
   public private(set) var classes: [ModelClass] = []
   private var typeNames = Set<String>()
 
+  /// One collection to infer a model from.
+  public struct CollectionSample {
+    /// Its name, as the store names it (`db.coll` for a dump's namespace).
+    public var name: String
+    /// The shape of its documents.
+    public var shape: DocumentShape
+    /// Its MongoDB JSON Schema, if it has one (a dump's `validator.$jsonSchema`, a ReefSwift
+    /// store's type schema): it gives the type of a field that is null or missing everywhere,
+    /// whether a field may be null, and the names (`title`) of embedded types.
+    public var schema: Document?
+
+    /// Describes a collection.
+    public init(name: String, shape: DocumentShape, schema: Document? = nil) {
+      self.name = name
+      self.shape = shape
+      self.schema = schema
+    }
+  }
+
   /// Infers the models of collections from their shapes.
-  /// - Parameter collections: each collection's name (as the store names it: `db.coll` for a
-  ///   dump's namespace) and the shape of its documents; they are ordered by name.
+  /// - Parameter collections: each collection's name and the shape of its documents; they are
+  ///   ordered by name.
   /// - Complexity: O(n) in the total size of the shapes.
   public init(collections: [(name: String, shape: DocumentShape)]) {
+    self.init(collections: collections.map { CollectionSample(name: $0.name, shape: $0.shape) })
+  }
+
+  /// Infers the models of collections from their shapes and schemas.
+  /// - Parameter collections: the collections; they are ordered by name.
+  /// - Complexity: O(n) in the total size of the shapes.
+  public init(collections: [CollectionSample]) {
     let sorted = collections.sorted { $0.name < $1.name }
     // Class names: the collection's part of a namespace, with the database's when two collide.
     var base: [String: Int] = [:]
-    for (name, _) in sorted { base[Self.collectionPart(name), default: 0] += 1 }
-    for (name, shape) in sorted {
+    for collection in sorted { base[Self.collectionPart(collection.name), default: 0] += 1 }
+    for collection in sorted {
+      let (name, shape) = (collection.name, collection.shape)
       let part = Self.collectionPart(name)
       let preferred = SwiftNames.typeName(base[part]! > 1 ? name : part)
       let className = uniqueTypeName(preferred)
@@ -78,7 +107,7 @@ public struct InferredModels {
         name: className, collection: name, path: name, documentCount: shape.count, properties: [], leftOut: [])
       let index = classes.count
       classes.append(model)
-      model.properties = properties(of: shape, in: &model, isTop: true)
+      model.properties = properties(of: shape, in: &model, isTop: true, hint: collection.schema.map(SchemaHint.init))
       if shape.count == 0 {
         model.properties = [
           Property(
@@ -110,7 +139,9 @@ public struct InferredModels {
 
   // MARK: Properties
 
-  private mutating func properties(of shape: DocumentShape, in model: inout ModelClass, isTop: Bool)
+  private mutating func properties(
+    of shape: DocumentShape, in model: inout ModelClass, isTop: Bool, hint: SchemaHint?
+  )
     -> [Property]
   {
     var result: [Property] = []
@@ -140,7 +171,7 @@ public struct InferredModels {
         }
         continue
       }
-      switch propertyType(values, documents: shape.count, owner: model, field: stored) {
+      switch propertyType(values, documents: shape.count, owner: model, field: stored, hint: hint?.property(stored)) {
       case .left(let reason):
         model.leftOut.append(LeftOut(storedName: stored, reason: reason))
       case .type(let type, let comment):
@@ -218,7 +249,9 @@ public struct InferredModels {
     return nil
   }
 
-  private mutating func propertyType(_ values: ValueShape, documents: Int, owner: ModelClass, field: String) -> Typing {
+  private mutating func propertyType(
+    _ values: ValueShape, documents: Int, owner: ModelClass, field: String, hint: SchemaHint?
+  ) -> Typing {
     let kinds = Self.kinds(values)
     // A kind ReefSwift cannot read leaves the field out; inside subdocuments, only their field.
     if let kind = kinds.first(where: { if case .other = $0 { true } else { false } }) {
@@ -235,17 +268,21 @@ public struct InferredModels {
       }
     }
     if kinds.isEmpty {
+      if let type = hint?.scalarType {
+        return .type(
+          type + "?", comment: "no value but null (\(Self.kindList(values, of: documents))): the schema's type")
+      }
       return .type("AnyReefValue", comment: "no value but null: \(Self.kindList(values, of: documents))")
     }
     if kinds == [.document], let document = values.document {
-      guard let embedded = embeddedClass(document, owner: owner, field: field) else {
+      guard let embedded = embeddedClass(document, owner: owner, field: field, hint: hint) else {
         return .type("AnyReefValue", comment: "only empty subdocuments")
       }
       return .type(embedded + "?", comment: optionality)
     }
     if kinds == [.array] && nulls == 0 {
       // A missing array reads as an empty List.
-      let element = elementType(values.elements, owner: owner, field: field)
+      let element = elementType(values.elements, owner: owner, field: field, hint: hint?.items)
       if element == "AnyReefValue", let elements = values.elements, let kind = Self.unreadableKind(elements) {
         return .left("holds arrays of \(kind) values, which ReefSwift has no type for")
       }
@@ -256,7 +293,9 @@ public struct InferredModels {
     {
       let mixed = kinds.count > 1 ? "ints and doubles, read as Double" : nil
       let comment = [mixed, optionality].compactMap { $0 }.joined(separator: "; ")
-      return .type(missing > 0 || nulls > 0 ? type + "?" : type, comment: comment.isEmpty ? nil : comment)
+      // The schema may allow null where the documents hold none.
+      let optional = missing > 0 || nulls > 0 || hint?.allowsNull == true
+      return .type(optional ? type + "?" : type, comment: comment.isEmpty ? nil : comment)
     }
     if let kind = Self.unreadableKind(values) {
       return .left("holds \(kind) values inside, which AnyReefValue cannot hold")
@@ -264,12 +303,14 @@ public struct InferredModels {
     return .type("AnyReefValue", comment: Self.kindList(values, of: documents))
   }
 
-  private mutating func elementType(_ elements: ValueShape?, owner: ModelClass, field: String) -> String {
+  private mutating func elementType(_ elements: ValueShape?, owner: ModelClass, field: String, hint: SchemaHint?)
+    -> String
+  {
     guard let elements else { return "AnyReefValue" }
     let kinds = Self.kinds(elements)
     let nulls = elements.count(of: .null) > 0
     if kinds == [.document] && !nulls, let document = elements.document,
-      let embedded = embeddedClass(document, owner: owner, field: field)
+      let embedded = embeddedClass(document, owner: owner, field: field, hint: hint)
     {
       return embedded
     }
@@ -282,15 +323,21 @@ public struct InferredModels {
   }
 
   /// The embedded class of the subdocuments at `owner`'s `field`, created with its own
-  /// embedded classes; nil when they have no field that can be a property.
-  private mutating func embeddedClass(_ shape: DocumentShape, owner: ModelClass, field: String) -> String? {
-    let name = uniqueTypeName(owner.name + SwiftNames.typeName(field))
+  /// embedded classes; nil when they have no field that can be a property. It is named after
+  /// the schema's `title` when it has one that no other class took, else after its path.
+  private mutating func embeddedClass(_ shape: DocumentShape, owner: ModelClass, field: String, hint: SchemaHint?)
+    -> String?
+  {
+    let titled = hint?.title.map(SwiftNames.typeName).flatMap { title in
+      typeNames.contains(title) || SwiftNames.reservedTypes.contains(title) ? nil : title
+    }
+    let name = uniqueTypeName(titled ?? owner.name + SwiftNames.typeName(field))
     var model = ModelClass(
       name: name, collection: nil, path: owner.path + "." + field, documentCount: shape.count, properties: [],
       leftOut: [])
     let index = classes.count
     classes.append(model)
-    model.properties = properties(of: shape, in: &model, isTop: false)
+    model.properties = properties(of: shape, in: &model, isTop: false, hint: hint)
     guard !model.properties.isEmpty else {
       // Nothing to declare: the classes made for it go too.
       for made in classes[index...] { typeNames.remove(made.name) }
