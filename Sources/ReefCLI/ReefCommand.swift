@@ -7,7 +7,7 @@ public struct ReefCommand: ParsableCommand {
   public static let configuration = CommandConfiguration(
     commandName: "reef",
     abstract:
-      "Read, check, convert and query BSON and Extended JSON, keep it in a store, and move Realm models and data in.",
+      "Read, check, convert and query BSON and Extended JSON, keep it in a store, port Realm models, infer models from data.",
     discussion: """
       BSON streams are concatenated documents, as in mongodump's and bsondump's .bson files. \
       Files ending in .gz are read and written gzip-compressed; compressed standard input is \

@@ -1,3 +1,4 @@
+import Foundation
 import ReefCLI
 import Testing
 
@@ -406,6 +407,49 @@ struct ModelPortTests {
         "5: RLMObject is Realm's Objective-C API, which Reef does not have; left as is",
       ])
     #expect(result.source.hasPrefix("@objc protocol Barking {}\nclass Dog: Object {\n  @Persisted var name = \"\"\n"))
+  }
+
+  @Test("the conversion table of Coming from Realm is what the tool does, row by row")
+  func conversionTable() throws {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent()
+    let article = try String(
+      contentsOf: root.appendingPathComponent("Sources/ReefSwift/ReefSwift.docc/ComingFromRealm.md"), encoding: .utf8)
+    let table = try #require(article.range(of: "| Realm's older form | Reef |\n|---|---|\n"))
+    let rows = article[table.upperBound...].split(separator: "\n", omittingEmptySubsequences: false)
+      .prefix { $0.hasPrefix("|") }
+    /// The first code span of a cell.
+    func code(_ cell: Substring) -> String? {
+      guard let open = cell.firstIndex(of: "`") else { return nil }
+      let rest = cell[cell.index(after: open)...]
+      return rest.firstIndex(of: "`").map { String(rest[..<$0]) }
+    }
+    #expect(rows.count >= 15)
+    for row in rows {
+      let cells = row.split(separator: "|")
+      guard let older = code(cells[0]), let reef = code(cells[1]) else {
+        Issue.record("a row without code: \(row)")
+        continue
+      }
+      var source: String
+      if older.hasPrefix("import") {
+        source = older + "\n"
+      } else if older.contains("enum ") || older.contains("class ") {
+        source = older + " {}\n"
+      } else if older.hasPrefix("override") {
+        // The property the override names, in the older form.
+        var property = reef
+        if property.hasPrefix("@Persisted") {
+          property = String(property[property.range(of: "var ")!.lowerBound...])
+        }
+        source = Self.model("  @objc dynamic \(property)\n  \(older)\n")
+      } else {
+        source = Self.model("  \(older)\n")
+      }
+      let ported = try ModelPort.port(source)
+      #expect(ported.source.contains(reef), "\(older) -> \(ported.source)")
+      #expect(ported.notes.isEmpty, "\(older): \(ported.notes)")
+    }
   }
 
   @Test("source with nothing to port comes back unchanged, byte for byte")
