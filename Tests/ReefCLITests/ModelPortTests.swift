@@ -189,6 +189,60 @@ struct ModelPortTests {
     #expect(notes.isEmpty)
   }
 
+  @Test("the overrides apply to RealmOptional and RealmProperty too; Objective-C types become Swift's")
+  func overridesOnOptionalsAndFoundationTypes() throws {
+    let (source, notes) = try Self.port(
+      Self.model(
+        """
+          let id = RealmOptional<Int>()
+          let extra = RealmProperty<AnyRealmValue>()
+          @objc dynamic var label: NSString?
+          @objc dynamic var taken: NSDate? = nil
+          @objc dynamic var raw: NSData?
+          @objc dynamic var note: String!
+
+          override class func primaryKey() -> String? { return "id" }
+
+          override class func indexedProperties() -> [String] { ["extra"] }
+          override class func ignoredProperties() -> [String] { [] }
+
+        """))
+    #expect(
+      source
+        == Self.model(
+          """
+            @Persisted(primaryKey: true) var id: ReefProperty<Int?>
+            @Persisted(indexed: true) var extra: ReefProperty<AnyReefValue>
+            @Persisted var label: String?
+            @Persisted var taken: Date?
+            @Persisted var raw: Data?
+            @Persisted var note: String!
+
+          """))
+    #expect(notes.isEmpty)
+  }
+
+  @Test(
+    "Realm's older override names _realmObjectName() and _realmColumnNames() become className() and propertiesMapping()"
+  )
+  func olderOverrideNames() throws {
+    let (source, _) = try Self.port(
+      Self.model(
+        """
+          override class func _realmObjectName() -> String { "Dog Thing" }
+          override class func _realmColumnNames() -> [String: String] { ["name": "dog name"] }
+
+        """))
+    #expect(
+      source
+        == Self.model(
+          """
+            override class func className() -> String { "Dog Thing" }
+            override class func propertiesMapping() -> [String: String] { ["name": "dog name"] }
+
+          """))
+  }
+
   @Test("@objcMembers and @objc go from models; computed, lazy and observed properties are handled")
   func objcMembersAndAccessors() throws {
     let (source, _) = try Self.port(

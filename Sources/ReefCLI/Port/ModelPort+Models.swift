@@ -14,6 +14,9 @@ extension Rewrite {
     var value: OverrideValue
   }
 
+  /// The Objective-C types Realm stores as their Swift types.
+  static let foundationTypes = ["NSString": "String", "NSDate": "Date", "NSData": "Data"]
+
   /// The collection properties of Realm's older form, by their constructor's name.
   static let constructors: Set<String> = [
     "List", "MutableSet", "Map", "RealmOptional", "RealmProperty", "LinkingObjects",
@@ -91,8 +94,18 @@ extension Rewrite {
         continue
       }
     }
-    for (_, found) in overrides {
-      if case .names = found.value { deleteMember(found.member) }
+    // The overrides applied go; consecutive ones as one block, so that no blank line is left
+    // between the members before and after them.
+    var applied = overrides.values.filter { if case .names = $0.value { true } else { false } }.map(\.member)
+    applied.sort { $0.first < $1.first }
+    var k = 0
+    while k < applied.count {
+      var last = k
+      while last + 1 < applied.count, file.line(applied[last + 1].first) <= file.line(applied[last].last) + 1 {
+        last += 1
+      }
+      deleteMembers(from: applied[k], through: applied[last])
+      k = last + 1
     }
   }
 
@@ -136,11 +149,11 @@ extension Rewrite {
     for k in member.first...member.last { handled.insert(k) }
   }
 
-  /// Removes a member's lines, and a blank line before them when a blank line or the end of
+  /// Removes members' lines (from `first` through `last`), and a blank line before them when a blank line or the end of
   /// the body follows (so that no double blank line is left).
-  mutating func deleteMember(_ member: SwiftMember) {
-    file.deleteLines(from: member.first, through: member.last, joiningBlankLines: true)
-    for k in member.first...member.last { handled.insert(k) }
+  mutating func deleteMembers(from first: SwiftMember, through last: SwiftMember) {
+    file.deleteLines(from: first.first, through: last.last, joiningBlankLines: true)
+    for k in first.first...last.last { handled.insert(k) }
   }
 
   /// The `@Persisted` attribute with its arguments.
@@ -164,7 +177,9 @@ extension Rewrite {
       return
     }
     if let constructor = initializerConstructor(variable) {
-      portCollection(member, variable, constructor, name: name, isIgnored: isIgnored, objc: objc)
+      portCollection(
+        member, variable, constructor, name: name, isPrimaryKey: isPrimaryKey, isIndexed: isIndexed,
+        isIgnored: isIgnored, objc: objc)
       return
     }
     if let persisted = member.attribute("@Persisted") {
@@ -206,6 +221,12 @@ extension Rewrite {
     for (from, through) in removed { file.delete(from: from, through: through) }
     if let replacement { file.replace(file.start(member.first)..<file.start(member.first), with: replacement + " ") }
     for k in member.first...(member.keyword ?? member.first) { handled.insert(k) }
+    // Objective-C's types have their Swift ones: `NSString?` is `String?`.
+    if stored, let type = variable.type {
+      for k in type where file.token(k).kind == .identifier {
+        if let swift = Self.foundationTypes[file.text(k)] { file.replace(from: k, through: k, with: swift) }
+      }
+    }
     guard stored, let nameIndex = variable.name, let initializer = variable.initializer else { return }
     let value = ModelPort.compact(file.text(from: initializer.lowerBound, through: initializer.upperBound))
     if value == "nil", let type = variable.type, file.is(type.upperBound, "?") || file.is(type.upperBound, "!") {
@@ -243,7 +264,7 @@ extension Rewrite {
 
   mutating func portCollection(
     _ member: SwiftMember, _ variable: SwiftMember.Variable, _ constructor: Constructor, name: String,
-    isIgnored: Bool, objc: [SwiftMember.Attribute]
+    isPrimaryKey: Bool, isIndexed: Bool, isIgnored: Bool, objc: [SwiftMember.Attribute]
   ) {
     guard let keyword = member.keyword, let nameIndex = variable.name, let initializer = variable.initializer else {
       return
@@ -307,7 +328,7 @@ extension Rewrite {
     for attribute in objc { deleteAttribute(attribute) }
     file.replace(
       file.start(member.first)..<file.start(member.first),
-      with: Self.persisted(primaryKey: false, indexed: false, origin: origin) + " ")
+      with: Self.persisted(primaryKey: isPrimaryKey, indexed: isIndexed, origin: origin) + " ")
     if variable.isLet { file.replace(from: keyword, through: keyword, with: "var") }
     file.replace(file.end(nameIndex)..<file.end(initializer.upperBound), with: ": " + typeText)
     for k in member.first...initializer.upperBound { handled.insert(k) }

@@ -20,6 +20,9 @@ extension ModelPort {
     "RealmSubscribable": "ReefSubscribable",
     "RealmEnum": "PersistableEnum",
     "deleteRealmIfMigrationNeeded": "deleteReefIfMigrationNeeded",
+    // The older names of the className() and propertiesMapping() overrides.
+    "_realmObjectName": "className",
+    "_realmColumnNames": "propertiesMapping",
   ]
 }
 
