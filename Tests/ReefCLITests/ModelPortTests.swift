@@ -273,6 +273,18 @@ struct ModelPortTests {
         """)
   }
 
+  @Test("in an extension of a model, @objc and dynamic go")
+  func modelExtension() throws {
+    let (source, notes) = try Self.port(
+      "class Dog: Object {}\nextension Dog {\n  @objc func bark() {}\n  @objc dynamic var loud: Bool { true }\n}\n"
+        + "extension String {\n  @objc func kept() {}\n}\n")
+    #expect(
+      source
+        == "class Dog: Object {}\nextension Dog {\n  func bark() {}\n  var loud: Bool { true }\n}\n"
+        + "extension String {\n  @objc func kept() {}\n}\n")
+    #expect(notes.isEmpty)
+  }
+
   @Test("a declaration over several lines is ported as one")
   func multiLineDeclarations() throws {
     let (source, _) = try Self.port(

@@ -330,6 +330,30 @@ struct ModelsCommandTests {
     }
   }
 
+  @Test("a .bson file, gzipped or not, and Extended JSON lines give the same models, named after the file")
+  func singleFiles() throws {
+    let directory = try TemporaryDirectory()
+    let bson = try directory.write("people.bson", stream(sampleDocuments(count: 4)))
+    try directory.write("people.bson.gz", try gzipped(stream(sampleDocuments(count: 4)), in: directory))
+    let converted = try reef("convert", bson, "--to", "canonical", "-o", directory.path("people.jsonl"))
+    #expect(converted.status == 0, "\(converted.stderr)")
+    var outputs: [[Substring]] = []
+    for name in ["people.bson", "people.bson.gz", "people.jsonl"] {
+      let result = try reef("models", directory.path(name))
+      #expect(result.status == 0, "\(name): \(result.stderr)")
+      outputs.append(Array(result.stdoutLines.dropFirst()))
+    }
+    #expect(outputs[0] == outputs[1] && outputs[1] == outputs[2])
+    for line in [
+      "class People: Object {", #"  override class func className() -> String { "people" }"#,
+      "  @Persisted(primaryKey: true) var _id: Int", "  @Persisted var score: Double", "  @Persisted var active: Bool",
+      "  @Persisted var address: PeopleAddress?", "  @Persisted var tags: List<AnyReefValue>",
+      "  @Persisted var zip: Int",
+    ] {
+      #expect(outputs[0].contains(Substring(line)), "\(line)")
+    }
+  }
+
   @Test("--collection selects collections; a missing one, no input or two inputs are errors")
   func options() throws {
     let directory = try TemporaryDirectory()

@@ -161,6 +161,8 @@ struct Rewrite {
       let name = file.text(type.name)
       if type.keyword == "class" && models.contains(name) {
         portModel(member, type)
+      } else if type.keyword == "extension" && models.contains(name) {
+        portModelExtension(type)
       } else {
         portOtherType(member, type)
       }
@@ -192,6 +194,18 @@ struct Rewrite {
         type.name,
         "class \(name): its superclass \(base) is not known to be a Realm model (port the file that declares it with this one); its @objc dynamic properties are left as they are"
       )
+    }
+  }
+
+  /// An extension of a model: `@objc` and `dynamic` go from its members (it declares no stored
+  /// properties, so nothing becomes `@Persisted`).
+  mutating func portModelExtension(_ type: SwiftMember.TypeDeclaration) {
+    for inner in type.members {
+      if case .type = inner.kind { continue }
+      for attribute in inner.attributes where attribute.name == "@objc" { deleteAttribute(attribute) }
+      for modifier in inner.modifiers where modifier.name == "dynamic" {
+        file.delete(from: modifier.index, through: modifier.last)
+      }
     }
   }
 
