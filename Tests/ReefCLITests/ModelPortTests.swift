@@ -273,6 +273,26 @@ struct ModelPortTests {
         """)
   }
 
+  @Test("static properties and a method's local variables are not properties of the objects")
+  func staticsAndLocals() throws {
+    let source = Self.model(
+      """
+        static let defaults = List<Int>()
+        static var count = 0
+        func make() -> Int {
+          let local = List<Dog>()
+          return local.count
+        }
+        var closure: () -> Int = {
+          let inside = MutableSet<Int>()
+          return inside.count
+        }
+
+      """)
+    let result = try ModelPort.port(source)
+    #expect(!result.changed && result.notes.isEmpty)
+  }
+
   @Test("in an extension of a model, @objc and dynamic go")
   func modelExtension() throws {
     let (source, notes) = try Self.port(

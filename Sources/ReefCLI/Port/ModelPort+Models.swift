@@ -170,6 +170,12 @@ extension Rewrite {
   ) {
     let objc = member.attributes.filter { $0.name == "@objc" }
     let dynamic = member.modifiers.first { $0.name == "dynamic" }
+    // A type's own property (`static let shared = List<Int>()`) is no stored property of its objects.
+    if member.has(modifier: "static") || member.has(modifier: "class") {
+      for attribute in objc { deleteAttribute(attribute) }
+      if let dynamic { file.delete(from: dynamic.index, through: dynamic.last) }
+      return
+    }
     if variable.hasMoreBindings {
       if !objc.isEmpty || dynamic != nil || initializerConstructor(variable) != nil {
         leave(member, "several properties in one declaration: declare each on its own to port it; left as is")
