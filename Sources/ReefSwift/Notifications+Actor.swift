@@ -124,12 +124,12 @@ extension Results {
     _ block: @Sendable @escaping (isolated A, ReefCollectionChange<Results<Element>>) -> Void
   ) async -> NotificationToken {
     // The query's values, not the results (which hold this thread's Reef).
-    let (conditions, sortKeys, distinctPaths) = (conditions, sortKeys, distinctPaths)
+    let definition = definition
     return await ActorObservation.observe(
       from: reef, on: actor, isolation: isolation,
       register: { reef, deliver in
-        reef.objects(Element.self).with(conditions: conditions, sortKeys: sortKeys, distinctPaths: distinctPaths)
-          .observe(keyPaths: keyPaths, deliver)
+        _ = reef.registerOrStop(Element.self)
+        return Results(reef: reef, definition: definition).observe(keyPaths: keyPaths, deliver)
       },
       failure: { .error($0) }, block)
   }
@@ -240,6 +240,6 @@ extension ObjectBase {
   ) async -> NotificationToken {
     requireObserved(as: T.self)
     return await observeObject(
-      as: T.self, keyPaths: keyPaths.map(_PathTracer.name), on: actor, isolation: isolation, block)
+      as: T.self, keyPaths: keyPaths.map { KeyPathNames.name($0, in: T.self) }, on: actor, isolation: isolation, block)
   }
 }

@@ -10,7 +10,7 @@ extension Results {
   public func observe(
     keyPaths: [PartialKeyPath<Element>], _ block: @escaping (ReefCollectionChange<Results<Element>>) -> Void
   ) -> NotificationToken {
-    observe(keyPaths: keyPaths.map(_PathTracer.name), block)
+    observe(keyPaths: keyPaths.map { KeyPathNames.name($0, in: Element.self) }, block)
   }
 
   /// ``observe(keyPaths:on:_:)`` with Swift key paths of the element type.
@@ -18,7 +18,7 @@ extension Results {
     keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue?,
     _ block: @escaping (ReefCollectionChange<Results<Element>>) -> Void
   ) -> NotificationToken {
-    observe(keyPaths: keyPaths.map(_PathTracer.name), on: queue, block)
+    observe(keyPaths: keyPaths.map { KeyPathNames.name($0, in: Element.self) }, on: queue, block)
   }
 
   /// ``observe(keyPaths:on:isolation:_:)`` with Swift key paths of the element type.
@@ -26,7 +26,8 @@ extension Results {
     keyPaths: [PartialKeyPath<Element>], on actor: A, isolation: isolated (any Actor)? = #isolation,
     _ block: @Sendable @escaping (isolated A, ReefCollectionChange<Results<Element>>) -> Void
   ) async -> NotificationToken {
-    await observe(keyPaths: keyPaths.map(_PathTracer.name), on: actor, isolation: isolation, block)
+    await observe(
+      keyPaths: keyPaths.map { KeyPathNames.name($0, in: Element.self) }, on: actor, isolation: isolation, block)
   }
 }
 
@@ -35,7 +36,7 @@ extension List {
   public func observe(
     keyPaths: [PartialKeyPath<Element>], _ block: @escaping (ReefCollectionChange<List<Element>>) -> Void
   ) -> NotificationToken where Element: ObjectBase {
-    observe(keyPaths: keyPaths.map(_PathTracer.name), block)
+    observe(keyPaths: keyPaths.map { KeyPathNames.name($0, in: Element.self) }, block)
   }
 
   /// ``observe(keyPaths:on:_:)`` with Swift key paths of the element type (a list of objects).
@@ -43,7 +44,7 @@ extension List {
     keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue?,
     _ block: @escaping (ReefCollectionChange<List<Element>>) -> Void
   ) -> NotificationToken where Element: ObjectBase {
-    observe(keyPaths: keyPaths.map(_PathTracer.name), on: queue, block)
+    observe(keyPaths: keyPaths.map { KeyPathNames.name($0, in: Element.self) }, on: queue, block)
   }
 
   /// ``observe(keyPaths:on:isolation:_:)`` with Swift key paths of the element type (a list of
@@ -52,7 +53,8 @@ extension List {
     keyPaths: [PartialKeyPath<Element>], on actor: A, isolation: isolated (any Actor)? = #isolation,
     _ block: @Sendable @escaping (isolated A, ReefCollectionChange<List<Element>>) -> Void
   ) async -> NotificationToken where Element: ObjectBase {
-    await observe(keyPaths: keyPaths.map(_PathTracer.name), on: actor, isolation: isolation, block)
+    await observe(
+      keyPaths: keyPaths.map { KeyPathNames.name($0, in: Element.self) }, on: actor, isolation: isolation, block)
   }
 }
 
@@ -61,7 +63,7 @@ extension MutableSet {
   public func observe(
     keyPaths: [PartialKeyPath<Element>], _ block: @escaping (ReefCollectionChange<MutableSet<Element>>) -> Void
   ) -> NotificationToken where Element: ObjectBase {
-    observe(keyPaths: keyPaths.map(_PathTracer.name), block)
+    observe(keyPaths: keyPaths.map { KeyPathNames.name($0, in: Element.self) }, block)
   }
 
   /// ``observe(keyPaths:on:_:)`` with Swift key paths of the element type (a set of objects).
@@ -69,7 +71,7 @@ extension MutableSet {
     keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue?,
     _ block: @escaping (ReefCollectionChange<MutableSet<Element>>) -> Void
   ) -> NotificationToken where Element: ObjectBase {
-    observe(keyPaths: keyPaths.map(_PathTracer.name), on: queue, block)
+    observe(keyPaths: keyPaths.map { KeyPathNames.name($0, in: Element.self) }, on: queue, block)
   }
 
   /// ``observe(keyPaths:on:isolation:_:)`` with Swift key paths of the element type (a set of
@@ -78,7 +80,8 @@ extension MutableSet {
     keyPaths: [PartialKeyPath<Element>], on actor: A, isolation: isolated (any Actor)? = #isolation,
     _ block: @Sendable @escaping (isolated A, ReefCollectionChange<MutableSet<Element>>) -> Void
   ) async -> NotificationToken where Element: ObjectBase {
-    await observe(keyPaths: keyPaths.map(_PathTracer.name), on: actor, isolation: isolation, block)
+    await observe(
+      keyPaths: keyPaths.map { KeyPathNames.name($0, in: Element.self) }, on: actor, isolation: isolation, block)
   }
 }
 
@@ -87,7 +90,7 @@ extension LinkingObjects {
   public func observe(
     keyPaths: [PartialKeyPath<Element>], _ block: @escaping (ReefCollectionChange<LinkingObjects<Element>>) -> Void
   ) -> NotificationToken {
-    observe(keyPaths: keyPaths.map(_PathTracer.name), block)
+    observe(keyPaths: keyPaths.map { KeyPathNames.name($0, in: Element.self) }, block)
   }
 
   /// ``observe(keyPaths:on:_:)`` with Swift key paths of the linking type.
@@ -95,7 +98,7 @@ extension LinkingObjects {
     keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue?,
     _ block: @escaping (ReefCollectionChange<LinkingObjects<Element>>) -> Void
   ) -> NotificationToken {
-    observe(keyPaths: keyPaths.map(_PathTracer.name), on: queue, block)
+    observe(keyPaths: keyPaths.map { KeyPathNames.name($0, in: Element.self) }, on: queue, block)
   }
 
   /// ``observe(keyPaths:on:isolation:_:)`` with Swift key paths of the linking type.
@@ -103,7 +106,8 @@ extension LinkingObjects {
     keyPaths: [PartialKeyPath<Element>], on actor: A, isolation: isolated (any Actor)? = #isolation,
     _ block: @Sendable @escaping (isolated A, ReefCollectionChange<LinkingObjects<Element>>) -> Void
   ) async -> NotificationToken {
-    await observe(keyPaths: keyPaths.map(_PathTracer.name), on: actor, isolation: isolation, block)
+    await observe(
+      keyPaths: keyPaths.map { KeyPathNames.name($0, in: Element.self) }, on: actor, isolation: isolation, block)
   }
 }
 
@@ -113,7 +117,7 @@ extension Map {
   public func observe<Wrapped: ObjectBase>(
     keyPaths: [PartialKeyPath<Wrapped>], _ block: @escaping (ReefMapChange<Map<Key, Value>>) -> Void
   ) -> NotificationToken where Value == Wrapped? {
-    observe(keyPaths: keyPaths.map(_PathTracer.name), block)
+    observe(keyPaths: keyPaths.map { KeyPathNames.name($0, in: Wrapped.self) }, block)
   }
 
   /// ``observe(keyPaths:on:_:)`` with Swift key paths of the value type (a map of objects).
@@ -121,7 +125,7 @@ extension Map {
     keyPaths: [PartialKeyPath<Wrapped>], on queue: DispatchQueue?,
     _ block: @escaping (ReefMapChange<Map<Key, Value>>) -> Void
   ) -> NotificationToken where Value == Wrapped? {
-    observe(keyPaths: keyPaths.map(_PathTracer.name), on: queue, block)
+    observe(keyPaths: keyPaths.map { KeyPathNames.name($0, in: Wrapped.self) }, on: queue, block)
   }
 
   /// ``observe(keyPaths:on:isolation:_:)`` with Swift key paths of the value type (a map of
@@ -130,6 +134,7 @@ extension Map {
     keyPaths: [PartialKeyPath<Wrapped>], on actor: A, isolation: isolated (any Actor)? = #isolation,
     _ block: @Sendable @escaping (isolated A, ReefMapChange<Map<Key, Value>>) -> Void
   ) async -> NotificationToken where Value == Wrapped? {
-    await observe(keyPaths: keyPaths.map(_PathTracer.name), on: actor, isolation: isolation, block)
+    await observe(
+      keyPaths: keyPaths.map { KeyPathNames.name($0, in: Wrapped.self) }, on: actor, isolation: isolation, block)
   }
 }

@@ -143,13 +143,23 @@ public enum ReefCollectionChange<CollectionType> {
   case error(any Error)
 }
 
+/// A collection with keys, whose changes are told by key: Realm's `RealmKeyedCollection`, which
+/// ``Map`` is (here, what ``ReefMapChange`` needs of it: its key type).
+public protocol ReefKeyedCollection {
+  /// The type of the keys.
+  associatedtype Key: Hashable
+}
+
+extension Map: ReefKeyedCollection {}
+
 /// What changed in a ``Map`` since its last notification, by key: Realm's `RealmMapChange`.
-public enum ReefMapChange<Collection> {
+public enum ReefMapChange<Collection: ReefKeyedCollection> {
   /// The map as it was when the block was registered.
   case initial(Collection)
   /// The map changed: `deletions` are the keys removed, `insertions` the keys added and
   /// `modifications` the keys whose values changed, each in the map's key order.
-  case update(Collection, deletions: [String], insertions: [String], modifications: [String])
+  case update(
+    Collection, deletions: [Collection.Key], insertions: [Collection.Key], modifications: [Collection.Key])
   /// The map could not be read again (a stored value no longer fits it); no further
   /// notification comes.
   case error(any Error)
@@ -180,11 +190,15 @@ extension Results {
     }
     block(.initial(self))
     let collection = schema.className
+    // Results of a collection (`list.filter(…)`) change with the collection's object too.
+    let baseCollection = base?.ownerCollection
     let paths = keyPaths.map { $0.map { ChangePaths.stored($0, schema: schema) } }
     // Results through links depend on other collections: any commit reads them again.
     let linked = ResultsTracker<Element>.dependsOnOtherObjects(schema)
     return reef.addObserver { _, batch, silent in
-      let touched = !batch.isComplete || linked || batch.commits.contains { $0.touches(collection) }
+      let touched =
+        !batch.isComplete || linked
+        || batch.commits.contains { $0.touches(collection) || baseCollection.map($0.touches) == true }
       guard touched else { return }
       let change: CollectionDiff?
       do {
@@ -470,6 +484,6 @@ extension ObjectBase {
     -> NotificationToken
   {
     requireObserved(as: T.self)
-    return observeObject(keyPaths: keyPaths.map(_PathTracer.name)) { block($0.cast(to: T.self)) }
+    return observeObject(keyPaths: keyPaths.map { KeyPathNames.name($0, in: T.self) }) { block($0.cast(to: T.self)) }
   }
 }

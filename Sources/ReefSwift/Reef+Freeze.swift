@@ -297,9 +297,7 @@ extension Results {
   /// - Throws: what ``Reef/tryFreeze()`` throws.
   public func tryFreeze() throws(ReefError) -> Results {
     if isFrozen { return self }
-    return Results(
-      reef: try reef.tryFreeze(), schema: schema, conditions: conditions, sortKeys: sortKeys,
-      distinctPaths: distinctPaths)
+    return Results(reef: try reef.tryFreeze(), definition: definition)
   }
 
   /// These results, live, over a live `Reef` of the calling thread: Realm's `thaw()` (never nil
@@ -321,8 +319,7 @@ extension Results {
     guard isFrozen else { return self }
     let live = try reef.tryThaw()
     try live.register(Element.self)
-    return Results(
-      reef: live, schema: schema, conditions: conditions, sortKeys: sortKeys, distinctPaths: distinctPaths)
+    return Results(reef: live, definition: definition)
   }
 }
 

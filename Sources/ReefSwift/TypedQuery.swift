@@ -292,19 +292,6 @@ public final class _PathTracer {
   }
 }
 
-extension _PathTracer {
-  /// The property names a Swift key path of a model reads, joined by dots
-  /// (`\Person.address.city` is `address.city`), for the notification forms that take key
-  /// paths. A key path that reads no `@Persisted` property stops, naming it.
-  static func name<T: ObjectBase>(of keyPath: PartialKeyPath<T>) -> String {
-    let tracer = _PathTracer()
-    let object = tracer.instance(T.self)
-    _ = object[keyPath: keyPath]
-    reefRequire(!tracer.names.isEmpty, "\(keyPath) reads no @Persisted property of \(T.self)")
-    return tracer.names.joined(separator: ".")
-  }
-}
-
 extension _ReefValue {
   public static func _reefTraced(_ tracer: _PathTracer) -> Self? { nil }
 }

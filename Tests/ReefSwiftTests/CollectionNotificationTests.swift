@@ -47,7 +47,7 @@ class Puppy: Object {
 
   /// A map's change as one string: its keys (`d[b] i[c] m[a,d]`).
   func describe<C>(_ change: ReefMapChange<C>, _ show: (C) -> String) -> String {
-    let keys = { (keys: [String]) in "[\(keys.joined(separator: ","))]" }
+    let keys = { (keys: [C.Key]) in "[\(keys.map { "\($0)" }.joined(separator: ","))]" }
     switch change {
     case .initial(let collection): return "initial \(show(collection))"
     case .update(let collection, let deletions, let insertions, let modifications):

@@ -41,7 +41,7 @@ class Workshop: Object {
     func state(_ collection: C) -> String {
       (collection.isInvalidated ? "invalidated" : show(collection)) + (collection.isFrozen ? " frozen" : "")
     }
-    let keys = { (keys: [String]) in "[\(keys.joined(separator: ","))]" }
+    let keys = { (keys: [C.Key]) in "[\(keys.map { "\($0)" }.joined(separator: ","))]" }
     switch change {
     case .initial(let collection): return "initial \(state(collection))"
     case .update(let collection, let deletions, let insertions, let modifications):

@@ -105,7 +105,7 @@ extension ObservingHolder {
       }
     }
     let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-    #expect(stderr.contains("reads no @Persisted property of Person"), "\(stderr)")
+    #expect(stderr.contains("a key path of Person must name a @Persisted property"), "\(stderr)")
   }
 
   @Test func swiftKeyPathsLimitTheModificationsOfResultsAndLists() throws {
