@@ -616,16 +616,28 @@ public final class Reef {
 
   /// Writes a copy of the file, as of this `Reef`'s latest commit, to `fileURL` (which must not
   /// exist); open it with a configuration of its own.
-  /// - Throws: ``ReefError/Kind/store`` when the file exists or cannot be written.
+  /// - Throws: ``ReefError/Kind/store`` when the file exists (code ``ReefError/Code/fileExists``),
+  ///   its directory does not (``ReefError/Code/fileNotFound``) or it cannot be written.
   public func writeCopy(toFile fileURL: URL) throws {
     checkThread()
     try storeCall { () throws(StoreError) in try store.writeCopy(to: fileURL.path) }
   }
 
-  /// Deletes every file of a configuration's store (the store must not be open).
-  /// - Returns: whether a file existed.
+  /// Deletes every file of a configuration's store, as Realm's `deleteFiles(for:)`.
+  /// - Returns: whether the store file existed.
+  /// - Throws: ``ReefError/Kind/alreadyOpen`` (code ``ReefError/Code/alreadyOpen``) when this
+  ///   process has the store open (a `Reef`, or an object or result of one, still lives);
+  ///   ``ReefError/Kind/store`` when a file cannot be removed (its code says why). The store
+  ///   must not be open in another process either, which is not checked.
   @discardableResult
   public static func deleteFiles(for configuration: Configuration) throws -> Bool {
-    try Store.deleteFiles(at: configuration.path)
+    let path = configuration.path
+    if Store.openStore(at: path) != nil {
+      throw ReefError(
+        .alreadyOpen,
+        "Cannot delete the files of \(path): it is open in this process (release its Reefs, and the objects and results read from them, first)"
+      )
+    }
+    return try storeCall { () throws(StoreError) in try Store.deleteFiles(at: path) }
   }
 }
