@@ -73,10 +73,15 @@ enum CollectionElements {
   ///
   /// An invalid predicate, or an unmanaged object with links, stops with the query's message.
   static func matcher(_ format: String, _ args: [Any], objectClass: ObjectBase.Type?) -> (Any) -> Bool {
-    let arguments = args.map { BSONArgument.bson($0) ?? .null }
-    let parsed: Query
+    matcher(.format(format, args), objectClass: objectClass)
+  }
+
+  /// ``matcher(_:_:objectClass:)`` of a predicate in any of the forms Reef reads (an
+  /// `NSPredicate`'s too).
+  static func matcher(_ predicate: FilterPredicate, objectClass: ObjectBase.Type?) -> (Any) -> Bool {
+    let parsed: ParsedPredicate
     do {
-      parsed = try Query(predicate: format, arguments: arguments)
+      parsed = try predicate.parsed()
     } catch {
       fatalError("\(error)")
     }

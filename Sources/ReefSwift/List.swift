@@ -339,7 +339,18 @@ public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<El
   /// An invalid predicate stops with the query's message.
   /// - Complexity: O(*n*).
   public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
-    let matches = CollectionElements.matcher(predicateFormat, args, objectClass: Element.self as? ObjectBase.Type)
+    index(matching: .format(predicateFormat, args))
+  }
+
+  /// The index of the first element matching an `NSPredicate` (see ``Results/filter(_:)``), or
+  /// nil.
+  ///
+  /// An invalid predicate stops with the query's message.
+  /// - Complexity: O(*n*).
+  public func index(matching predicate: NSPredicate) -> Int? { index(matching: FilterPredicate(predicate)) }
+
+  private func index(matching predicate: FilterPredicate) -> Int? {
+    let matches = CollectionElements.matcher(predicate, objectClass: Element.self as? ObjectBase.Type)
     return indices.first { matches(self[$0]) }
   }
 
@@ -410,6 +421,14 @@ extension List where Element: Object {
   /// Stops with Realm's message for an unmanaged list, or an invalid predicate.
   public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
     baseResults(Element.self, kind: "RLMArray").filter(predicateFormat, args)
+  }
+
+  /// The list's objects that match an `NSPredicate` (see ``Results/filter(_:)``), as live
+  /// ``Results`` in the list's order.
+  ///
+  /// Stops with Realm's message for an unmanaged list, or an invalid predicate.
+  public func filter(_ predicate: NSPredicate) -> Results<Element> {
+    baseResults(Element.self, kind: "RLMArray").filter(predicate)
   }
 
   /// The list's objects sorted by a property (a dotted path through embedded objects or a

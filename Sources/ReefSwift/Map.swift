@@ -178,6 +178,14 @@ extension Map where Value: _ReefObjectValue {
     baseResults(Value.Target.self, kind: "RLMDictionary").filter(predicateFormat, args)
   }
 
+  /// The map's objects (nil values left out) that match an `NSPredicate` (see
+  /// ``Results/filter(_:)``), as live ``Results`` in key order.
+  ///
+  /// Stops with Realm's message for an unmanaged map, or an invalid predicate.
+  public func filter(_ predicate: NSPredicate) -> Results<Value.Target> {
+    baseResults(Value.Target.self, kind: "RLMDictionary").filter(predicate)
+  }
+
   /// The map's objects sorted by a property, as live ``Results``.
   ///
   /// Stops with Realm's message for an unmanaged map.
