@@ -224,61 +224,6 @@ public final class Property: CustomStringConvertible, @unchecked Sendable {
   }
 
   public var description: String { "\(name) (\(typeDescription))" }
-
-  /// A value given to `Object(value:)` or `create`, made fit for the property where it can be:
-  /// a dictionary or array for an embedded or linked object becomes the object.
-  /// A managed embedded object (or a list of them) is copied: it keeps its parent.
-  func convert(_ value: Any) -> Any {
-    guard let objectClass, type == .object else { return value }
-    if isMap {
-      // A map of embedded objects: each dictionary becomes an object, each managed one a copy.
-      guard isEmbedded else { return value }
-      let pairs: [(String, Any)]
-      if let dictionary = value as? [String: Any] {
-        pairs = dictionary.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-      } else if let map = value as? MapPairs {
-        pairs = map.anyPairs
-      } else {
-        return value
-      }
-      return pairs.map { key, item -> (String, Any) in
-        guard item is [String: Any] || item is [Any] || (item as? ObjectBase).map(Property.isEmbeddedAndManaged) == true
-        else { return (key, item) }
-        let object = objectClass.init()
-        ObjectBase.populate(object, from: item)
-        return (key, object)
-      }
-    }
-    if isArray || isSet, let array = value as? [Any] ?? Property.elements(of: value) {
-      return array.map { element -> Any in
-        if let object = element as? ObjectBase, !Property.isEmbeddedAndManaged(object) { return element }
-        let object = objectClass.init()
-        ObjectBase.populate(object, from: element)
-        return object
-      }
-    }
-    if value is [String: Any] || value is [Any] || (value as? ObjectBase).map(Property.isEmbeddedAndManaged) == true {
-      let object = objectClass.init()
-      ObjectBase.populate(object, from: value)
-      return object
-    }
-    return value
-  }
-}
-
-extension Property {
-  /// Whether an object given as a value must be copied (an embedded object has one parent).
-  fileprivate static func isEmbeddedAndManaged(_ object: ObjectBase) -> Bool {
-    object is EmbeddedObject && object._managed != nil
-  }
-
-  /// The elements of a collection given as a value (a `List`), or nil.
-  fileprivate static func elements(of value: Any) -> [Any]? {
-    guard let sequence = value as? any Sequence else { return nil }
-    return elementsOf(sequence)
-  }
-
-  private static func elementsOf<S: Sequence>(_ sequence: S) -> [Any] { sequence.map { $0 as Any } }
 }
 
 extension _ReefKind.Shape {

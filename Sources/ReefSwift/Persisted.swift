@@ -141,8 +141,12 @@ class PropertyCodec {
   )
     throws(ReefError)
   { fatalError("abstract") }
-  /// An unmanaged object's value, as `Any` (dynamic access).
+  /// An unmanaged object's value, as `Any` (the value itself).
   func value(at pointer: UnsafeMutableRawPointer) -> Any { fatalError("abstract") }
+  /// An unmanaged object's value as dynamic access returns it (see `_reefDynamicValue`).
+  func dynamicValue(at pointer: UnsafeMutableRawPointer) -> Any? { fatalError("abstract") }
+  /// A managed object's value as dynamic access returns it.
+  func dynamicValue(_ owner: ManagedObject, _ property: Property) -> Any? { fatalError("abstract") }
   /// Sets an unmanaged object's value from `Any` (dynamic access); false when the value does
   /// not fit.
   func set(_ value: Any, at pointer: UnsafeMutableRawPointer) -> Bool { fatalError("abstract") }
@@ -236,9 +240,21 @@ final class TypedCodec<Value: _Persistable>: PropertyCodec {
   override func value(at pointer: UnsafeMutableRawPointer) -> Any {
     pointer.assumingMemoryBound(to: Value.self).pointee
   }
+  override func dynamicValue(at pointer: UnsafeMutableRawPointer) -> Any? {
+    pointer.assumingMemoryBound(to: Value.self).pointee._reefDynamicValue
+  }
+  override func dynamicValue(_ owner: ManagedObject, _ property: Property) -> Any? {
+    Value._reefGet(owner, property)._reefDynamicValue
+  }
   override func set(_ value: Any, at pointer: UnsafeMutableRawPointer) -> Bool {
     guard let value = coerce(value) else { return false }
-    pointer.assumingMemoryBound(to: Value.self).pointee = value
+    let slot = pointer.assumingMemoryBound(to: Value.self)
+    // A collection (or `ReefProperty`) takes the new contents into the object's own
+    // accessor, as in Realm: a list read before stays the object's list.
+    if holdsCollections, let current = slot.pointee as? ContentsReplaceable, current.replaceContents(with: value) {
+      return true
+    }
+    slot.pointee = value
     return true
   }
   override func get(_ owner: ManagedObject, _ property: Property) -> Any { Value._reefGet(owner, property) }
@@ -247,18 +263,9 @@ final class TypedCodec<Value: _Persistable>: PropertyCodec {
     Value._reefSet(owner, property, value)
     return true
   }
-  /// `value` as a `Value`: itself, or a number of another width, or nil for nil.
-  private func coerce(_ value: Any) -> Value? {
-    if let value = value as? Value { return value }
-    if let make = Value.self as? any _ReefCoercible.Type { return make._reefCoerce(value) as? Value }
-    return nil
-  }
-}
-
-/// Types that take values of neighbouring types in dynamic access (`object["age"] = 3` for an
-/// `Int8` property, a dictionary for an embedded object).
-protocol _ReefCoercible {
-  static func _reefCoerce(_ value: Any) -> Any?
+  /// `value` as a `Value`: itself, or converted as Realm converts it (see
+  /// `DynamicValues.swift`); nil when it does not fit.
+  private func coerce(_ value: Any) -> Value? { DynamicValue.convert(value, to: Value.self) }
 }
 
 /// `Optional` of an embedded object's class, for ``TypedCodec``'s direct path.
