@@ -116,7 +116,7 @@ open class ObjectBase: CustomStringConvertible {
     let schema = objectSchema
     if isInvalidated { return "[invalid object]" }
     var lines = ["\(schema.className) {"]
-    for property in schema.properties where property.shape.isStored {
+    for property in schema.allProperties where property.shape.isStored {
       let value = self[property.name]
       lines.append("\t\(property.name) = \(ObjectBase.describe(value));")
     }

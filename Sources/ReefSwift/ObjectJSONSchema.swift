@@ -13,7 +13,7 @@ enum ObjectJSONSchema {
       properties.append(("_id", ["bsonType": "objectId"]))
       required.append("_id")
     }
-    for property in schema.properties where property.shape.isStored {
+    for property in schema.allProperties where property.shape.isStored {
       properties.append((property.columnName, .document(propertySchema(property, depth: depth))))
       if !property.isOptional || property.isArray || property.isSet || property.isMap {
         required.append(.string(property.columnName))
@@ -80,8 +80,9 @@ enum ObjectJSONSchema {
 
 extension Reef {
   /// Each object type's MongoDB JSON Schema, by type name (see the `JSONSchema` form above):
-  /// the types this `Reef` has used, and those stored in the file.
-  public var schema: [String: Document] {
+  /// the types this `Reef` has used, and those stored in the file. (``schema`` is Realm's
+  /// ``Schema`` of the object types.)
+  public var jsonSchema: [String: Document] {
     var result: [String: Document] = [:]
     if let transaction = try? transaction(), let stored = try? transaction.jsonSchemas() {
       for (name, schema) in stored { result[name] = schema }

@@ -1,12 +1,16 @@
 import ReefBSON
 
-/// One type's schema: its properties in declaration order, its primary key, whether it is
-/// embedded. Discovered once per class from a first instance (never per object).
-public final class ObjectSchema: CustomStringConvertible, @unchecked Sendable {
+/// One type's schema, as Realm's `ObjectSchema`: its properties in declaration order, its
+/// primary key, whether it is embedded. Discovered once per class from a first instance (never
+/// per object); `object.objectSchema`, `Dog.sharedSchema()` and `reef.schema["Dog"]` give it.
+public final class ObjectSchema: CustomStringConvertible, Equatable, @unchecked Sendable {
   /// The type's name: its class name, and its collection's name.
   public let className: String
-  /// The properties in declaration order (a subclass's own before its superclass's).
+  /// The stored properties in declaration order (a subclass's own before its superclass's);
+  /// as in Realm, the `LinkingObjects` are apart, in ``computedProperties``.
   public let properties: [Property]
+  /// The `LinkingObjects` properties, which are computed from the links that point here.
+  public let computedProperties: [Property]
   /// The primary key property, if the type has one.
   public let primaryKeyProperty: Property?
   /// Whether the type is an ``EmbeddedObject``.
@@ -14,10 +18,14 @@ public final class ObjectSchema: CustomStringConvertible, @unchecked Sendable {
   /// The class.
   public let objectClass: ObjectBase.Type
 
+  /// Every property, `LinkingObjects` too, in declaration order.
+  let allProperties: [Property]
   let byOrdinal: [Property]
   let byName: [String: Property]
-  /// The properties stored in the document (all but `LinkingObjects`), in declaration order.
-  let storedProperties: [Property]
+  /// The properties stored in the document (all but `LinkingObjects`), in declaration order:
+  /// ``properties``.
+  var storedProperties: [Property] { properties }
+
   /// Collection properties declared without `@Persisted` (`let dogs = List<Dog>()`, the older
   /// API's form): they would store nothing, so the schema check refuses them.
   let undeclaredCollections: [String]
@@ -53,9 +61,11 @@ public final class ObjectSchema: CustomStringConvertible, @unchecked Sendable {
       }
       mirror = current.superclassMirror
     }
-    properties = found
-    storedProperties = found.filter { $0.shape.isStored }
+    allProperties = found
+    properties = found.filter { $0.shape.isStored }
+    computedProperties = found.filter { !$0.shape.isStored }
     undeclaredCollections = undeclared
+
     primaryKeyProperty = found.first { $0.isPrimary }
     var byOrdinal = found
     for property in found { byOrdinal[property.ordinal] = property }
@@ -82,11 +92,22 @@ public final class ObjectSchema: CustomStringConvertible, @unchecked Sendable {
   /// Whether the primary key is stored as `_id` (then the identity is the primary key).
   var primaryKeyIsID: Bool { primaryKeyProperty?.columnName == "_id" }
 
+  /// Realm's form: the class name, then each property's description (the stored ones, then the
+  /// computed ones), indented by a tab.
   public var description: String {
-    var lines = ["\(className) {"]
-    for property in properties { lines.append("\t\(property.name) \(property.typeDescription)") }
-    lines.append("}")
-    return lines.joined(separator: "\n")
+    var text = "\(className) \(isEmbedded ? "(embedded) " : ""){\n"
+    for property in properties + computedProperties {
+      text += "\t" + property.description.replacingOccurrences(of: "\n", with: "\n\t") + "\n"
+    }
+    return text + "}"
+  }
+
+  /// Whether two schemas describe the same type: the same class name, properties and primary
+  /// key.
+  public static func == (a: ObjectSchema, b: ObjectSchema) -> Bool {
+    a === b
+      || (a.className == b.className && a.isEmbedded == b.isEmbedded && a.properties == b.properties
+        && a.computedProperties == b.computedProperties && a.primaryKeyProperty == b.primaryKeyProperty)
   }
 
   // MARK: The process-wide table
@@ -111,6 +132,9 @@ public final class ObjectSchema: CustomStringConvertible, @unchecked Sendable {
       return schema
     }
   }
+
+  /// Every schema discovered in the process so far.
+  static var known: [ObjectSchema] { lock.withLock { Array(schemas.values) } }
 }
 
 /// The origin of a `LinkingObjects` property, read from its initial value at discovery.
@@ -119,8 +143,8 @@ protocol LinkingObjectsDescriptor {
   var originProperty: String { get }
 }
 
-/// One property of an object type.
-public final class Property: CustomStringConvertible, @unchecked Sendable {
+/// One property of an object type, as Realm's `Property`.
+public final class Property: CustomStringConvertible, Equatable, @unchecked Sendable {
   /// The Swift name.
   public let name: String
   /// The stored field name (the Swift name unless `propertiesMapping()` maps it).
@@ -179,6 +203,7 @@ public final class Property: CustomStringConvertible, @unchecked Sendable {
     var optional = false
     if case .optional(let inner) = element { (optional, element) = (true, inner) }
     if case .enumeration(let raw) = element { element = raw }
+
     isOptional = optional
     var bits = 0
     switch element {
@@ -223,7 +248,28 @@ public final class Property: CustomStringConvertible, @unchecked Sendable {
     return value
   }
 
-  public var description: String { "\(name) (\(typeDescription))" }
+  /// Realm's form: the name, then the type, the linked class, the stored name and the flags,
+  /// one per line.
+  public var description: String {
+    func flag(_ value: Bool) -> String { value ? "YES" : "NO" }
+    var text = "\(name) {\n\ttype = \(type.realmName);\n"
+    if type == .object || type == .linkingObjects {
+      text += "\tobjectClassName = \(objectClassName ?? "(null)");\n"
+      text += "\tlinkOriginPropertyName = \(linkOriginPropertyName ?? "(null)");\n"
+    }
+    text += "\tcolumnName = \(columnName);\n\tindexed = \(flag(isIndexed));\n\tisPrimary = \(flag(isPrimary));\n"
+    text += "\tarray = \(flag(isArray));\n\tset = \(flag(isSet));\n\tdictionary = \(flag(isMap));\n"
+    return text + "\toptional = \(flag(isOptional));\n}"
+  }
+
+  /// Whether two properties are declared alike: name, type, flags and linked class.
+  public static func == (a: Property, b: Property) -> Bool {
+    a === b
+      || (a.name == b.name && a.columnName == b.columnName && a.type == b.type && a.isOptional == b.isOptional
+        && a.isArray == b.isArray && a.isSet == b.isSet && a.isMap == b.isMap && a.isPrimary == b.isPrimary
+        && a.isIndexed == b.isIndexed && a.objectClassName == b.objectClassName
+        && a.linkOriginPropertyName == b.linkOriginPropertyName)
+  }
 }
 
 extension _ReefKind.Shape {

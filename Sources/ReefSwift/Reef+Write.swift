@@ -87,7 +87,7 @@ extension Reef {
     do throws(StoreError) {
       if existing != nil {
         if policy == .all {
-          for property in schema.properties where property.isEmbedded {
+          for property in schema.allProperties where property.isEmbedded {
             bumpEpoch(EpochKey(type: schema.className, id: id, path: "").child(property.columnName))
           }
         }
@@ -106,7 +106,7 @@ extension Reef {
     }
     noteChange(schema.className, structural: existing == nil)
     let state = ManagedObject(reef: self, schema: schema, id: id, document: document)
-    for property in schema.properties {
+    for property in schema.allProperties {
       if let collection = property.codec.collection(at: object.valuePointer(property.ordinal)) {
         collection.attach(to: state, property: property)
         state.setAccessor(property.ordinal, collection as AnyObject)
