@@ -182,6 +182,11 @@ open class Object: ObjectBase {
   /// Properties to index, in the older API's style; `@Persisted(indexed: true)` says the same.
   open class func indexedProperties() -> [String] { [] }
 
+  /// Properties not to store, in the older API's style: with `@Persisted`, a property not
+  /// marked `@Persisted` is not stored, which says the same. A `@Persisted` property named here
+  /// is refused by the schema check (remove `@Persisted` to ignore it).
+  open class func ignoredProperties() -> [String] { [] }
+
   /// Creates an unmanaged object from a dictionary of property values (by name; other keys
   /// are ignored, as in Realm), an array of values in property order, or another object whose
   /// properties are copied, each value converted as Realm converts it (an `Int` for an `Int8`,

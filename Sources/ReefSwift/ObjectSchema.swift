@@ -25,7 +25,8 @@ public final class ObjectSchema: CustomStringConvertible, Equatable, @unchecked 
   /// The properties stored in the document (all but `LinkingObjects`), in declaration order:
   /// ``properties``.
   var storedProperties: [Property] { properties }
-
+  /// `@Persisted` properties that `ignoredProperties()` names: the schema check refuses them.
+  let ignoredPersisted: [String]
   /// Collection properties declared without `@Persisted` (`let dogs = List<Dog>()`, the older
   /// API's form): they would store nothing, so the schema check refuses them.
   let undeclaredCollections: [String]
@@ -65,7 +66,8 @@ public final class ObjectSchema: CustomStringConvertible, Equatable, @unchecked 
     properties = found.filter { $0.shape.isStored }
     computedProperties = found.filter { !$0.shape.isStored }
     undeclaredCollections = undeclared
-
+    let ignored = Set((objectClass as? Object.Type)?.ignoredProperties() ?? [])
+    ignoredPersisted = found.map(\.name).filter(ignored.contains)
     primaryKeyProperty = found.first { $0.isPrimary }
     var byOrdinal = found
     for property in found { byOrdinal[property.ordinal] = property }

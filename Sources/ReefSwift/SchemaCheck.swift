@@ -30,7 +30,15 @@ enum SchemaCheck {
             "\(name) is not stored: declare it @Persisted (`@Persisted var \(name): …`); properties without @Persisted, such as the older API's `let x = List<T>()` and `@objc dynamic var`, are ignored",
             type: schema.className, property: name))
       }
-      if schema.allProperties.allSatisfy({ !$0.shape.isStored }) {
+      for name in schema.ignoredPersisted {
+        problems.append(
+          ReefError(
+            .schema,
+            "\(name) is @Persisted and named in ignoredProperties(): remove @Persisted to ignore it (a property without @Persisted is not stored)",
+            type: schema.className, property: name))
+      }
+      // A type whose only properties are LinkingObjects is a model, as in Realm.
+      if schema.allProperties.isEmpty {
         problem(
           schema, nil,
           "the type has no @Persisted property (the older API's `@objc dynamic var` properties are not supported: declare them with @Persisted)"

@@ -102,4 +102,40 @@ import Testing
     let json = try #require(reef.jsonSchema["Probe"])
     #expect(json["title"] == "Probe" && json["bsonType"] == "object")
   }
+
+  @Test func aModelWhoseOnlyPropertiesAreLinkingObjectsIsStoredAndLinkedTo() throws {
+    #expect(ProbeFan().objectSchema.properties.isEmpty)
+    #expect(ProbeFan().objectSchema.computedProperties.map(\.name) == ["admirers"])
+    let (reef, _) = try openReef(types: [ProbeFan.self, ProbeAdmirer.self])
+    let fan = ProbeFan()
+    try reef.write {
+      reef.add(fan)
+      reef.create(ProbeAdmirer.self, value: ["name": "a", "idol": fan])
+      reef.create(ProbeAdmirer.self, value: ["name": "b", "idol": fan])
+    }
+    #expect(reef.objects(ProbeFan.self).count == 1)
+    #expect(Set(fan.admirers.map(\.name)) == ["a", "b"])
+    #expect(reef.schema["ProbeFan"] != nil)
+  }
+
+  @Test func ignoredPropertiesDefaultsToNoneAndNamesNoStoredProperty() throws {
+    #expect(Object.ignoredProperties().isEmpty && Probe.ignoredProperties().isEmpty)
+    #expect(LegacyIgnoringProbe.ignoredProperties() == ["runtimeOnly"])
+    #expect(LegacyIgnoringProbe().objectSchema["runtimeOnly"] == nil)
+    let (reef, _) = try openReef(types: [LegacyIgnoringProbe.self])
+    try reef.write { reef.add(LegacyIgnoringProbe()) }
+    #expect(reef.objects(LegacyIgnoringProbe.self).count == 1)
+  }
+
+  @Test func aPersistedPropertyNamedInIgnoredPropertiesIsRefused() {
+    do {
+      _ = try openReef(types: [IgnoringProbe.self])
+      Issue.record("the schema check took a @Persisted property named in ignoredProperties()")
+    } catch let error as ReefError {
+      #expect(error.kind == .schema && error.property == "dropped", "\(error)")
+      #expect(error.message.contains("remove @Persisted"))
+    } catch {
+      Issue.record("unexpected \(error)")
+    }
+  }
 }

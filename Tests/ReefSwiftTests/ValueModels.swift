@@ -45,3 +45,28 @@ class Probe: Object {
   @Persisted(originProperty: "partner") var partners: LinkingObjects<Probe>
   var scratch = "not stored"
 }
+
+/// A model whose only properties are `LinkingObjects`.
+class ProbeFan: Object {
+  @Persisted(originProperty: "idol") var admirers: LinkingObjects<ProbeAdmirer>
+}
+
+class ProbeAdmirer: Object {
+  @Persisted var name = ""
+  @Persisted var idol: ProbeFan?
+}
+
+/// A model that names one of its `@Persisted` properties in `ignoredProperties()`.
+class IgnoringProbe: Object {
+  @Persisted var kept = 0
+  @Persisted var dropped = 0
+  override class func ignoredProperties() -> [String] { ["dropped", "scratch"] }
+  var scratch = 0
+}
+
+/// A model that ignores a property without `@Persisted`, in the older API's style.
+class LegacyIgnoringProbe: Object {
+  @Persisted var kept = 0
+  var runtimeOnly = 0
+  override class func ignoredProperties() -> [String] { ["runtimeOnly"] }
+}
