@@ -386,6 +386,7 @@ extension Property {
 
   /// Realm's message for a value that does not fit this property of `className`.
   func invalidValueMessage(_ value: Any?, className: String) -> String {
+    if let refusal = codec.refusal(value) { return refusal }
     let kind = isArray ? " array" : isSet ? " set" : isMap ? " dictionary" : ""
     return
       "Invalid value '\(DynamicValue.describe(value))' of type '\(DynamicValue.typeName(value))' for '\(realmTypeName)'\(kind) property '\(className).\(name)'."

@@ -181,6 +181,8 @@ public final class Property: CustomStringConvertible, Equatable, @unchecked Send
   let isLink: Bool
   /// Whether the property holds embedded objects.
   let isEmbedded: Bool
+  /// Whether the property's type is a `CustomPersistable`, stored as its persisted type.
+  let isCustomMapped: Bool
 
   init(
     name: String, columnName: String, kind: _ReefKind, flags: PropertyFlags, ordinal: Int, codec: PropertyCodec,
@@ -205,7 +207,9 @@ public final class Property: CustomStringConvertible, Equatable, @unchecked Send
     var optional = false
     if case .optional(let inner) = element { (optional, element) = (true, inner) }
     if case .enumeration(let raw) = element { element = raw }
-
+    var custom = false
+    if case .custom(let persisted) = element { (custom, element) = (true, persisted) }
+    isCustomMapped = custom
     isOptional = optional
     var bits = 0
     switch element {

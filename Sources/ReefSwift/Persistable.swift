@@ -22,6 +22,8 @@ public struct _ReefKind: @unchecked Sendable {
     case map(Shape)
     case linkingObjects(ObjectBase.Type)
     case enumeration(Shape)
+    /// A `CustomPersistable`: stored as its persisted type.
+    case custom(Shape)
   }
   let shape: Shape
   init(_ shape: Shape) { self.shape = shape }

@@ -157,6 +157,8 @@ class PropertyCodec {
   /// The collection accessor (`List`, `MutableSet`, `Map`, `LinkingObjects`, `ReefProperty`) of
   /// an unmanaged object, which becomes managed with its object; nil for other types.
   func collection(at pointer: UnsafeMutableRawPointer) -> ManagedCollection? { fatalError("abstract") }
+  /// Realm's message for a value a `FailableCustomPersistable` refuses; nil for other values.
+  func refusal(_ value: Any?) -> String? { nil }
   /// Whether a managed object's stored value fits the property (reading it does not stop).
   func fits(_ owner: ManagedObject, _ property: Property, in document: Document) -> Bool { fatalError("abstract") }
 }
@@ -262,6 +264,12 @@ final class TypedCodec<Value: _Persistable>: PropertyCodec {
     guard let value = coerce(value) else { return false }
     Value._reefSet(owner, property, value)
     return true
+  }
+  override func refusal(_ value: Any?) -> String? {
+    guard Value.self is any _CustomPersistable.Type, let unwrapped = DynamicValue.unwrap(value),
+      Value._reefNamesNoValue(unwrapped)
+    else { return nil }
+    return "Could not convert value '\(DynamicValue.describe(value))' to type '\(Value.self)'."
   }
   /// `value` as a `Value`: itself, or converted as Realm converts it (see
   /// `DynamicValues.swift`); nil when it does not fit.

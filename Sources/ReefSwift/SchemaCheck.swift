@@ -74,7 +74,8 @@ enum SchemaCheck {
         if property.isSet && property.isEmbedded {
           problem(schema, property, "a MutableSet cannot hold embedded objects (\(property.typeDescription))")
         }
-        if property.isMap && property.isEmbedded && !property.isOptional {
+        // A type mapped to an embedded object need not be optional in a map, as in Realm.
+        if property.isMap && property.isEmbedded && !property.isOptional && !property.isCustomMapped {
           problem(
             schema, property,
             "a Map of embedded objects holds optionals, as in Realm: Map<String, \(property.objectClassName ?? "")?>, not \(property.typeDescription)"
