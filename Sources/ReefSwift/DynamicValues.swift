@@ -334,6 +334,34 @@ extension Map {
   }
 }
 
+extension List {
+  /// Copies the elements into the object's own list.
+  public static func _reefAssignUnmanaged(_ value: List, to slot: UnsafeMutablePointer<List>) {
+    if !slot.pointee.replaceContents(with: value) { slot.pointee = value }
+  }
+}
+
+extension MutableSet {
+  /// Copies the elements into the object's own set.
+  public static func _reefAssignUnmanaged(_ value: MutableSet, to slot: UnsafeMutablePointer<MutableSet>) {
+    if !slot.pointee.replaceContents(with: value) { slot.pointee = value }
+  }
+}
+
+extension Map {
+  /// Copies the entries into the object's own map.
+  public static func _reefAssignUnmanaged(_ value: Map, to slot: UnsafeMutablePointer<Map>) {
+    if !slot.pointee.replaceContents(with: value) { slot.pointee = value }
+  }
+}
+
+extension ReefProperty {
+  /// Copies the value into the object's own property.
+  public static func _reefAssignUnmanaged(_ value: ReefProperty, to slot: UnsafeMutablePointer<ReefProperty>) {
+    if !slot.pointee.replaceContents(with: value) { slot.pointee = value }
+  }
+}
+
 /// An unmanaged collection accessor (or `ReefProperty`) whose contents can be replaced by
 /// another's: dynamic access assigns into an unmanaged object's own accessor, as Realm does,
 /// so that a `List` read before stays the object's list.

@@ -159,6 +159,10 @@ public protocol _Persistable: _ReefValue {
   static func _reefGet(_ owner: ManagedObject, _ property: Property) -> Self
   /// Writes the property of a managed object.
   static func _reefSet(_ owner: ManagedObject, _ property: Property, _ value: Self)
+  /// Stores a value in an unmanaged object's slot: the value itself, or, for a `List`,
+  /// `MutableSet`, `Map` or `ReefProperty`, its contents copied into the accessor there, as
+  /// Realm assigns a collection (a list read before stays the object's list).
+  static func _reefAssignUnmanaged(_ value: Self, to slot: UnsafeMutablePointer<Self>)
 }
 
 extension _ReefValue {
@@ -181,6 +185,11 @@ extension _Persistable {
   }
   public static func _reefSet(_ owner: ManagedObject, _ property: Property, _ value: Self) {
     owner.write(property, value)
+  }
+  // Inlinable, as `@Persisted`'s accessor that calls it (a plain store for every value type).
+  @inlinable @inline(__always)
+  public static func _reefAssignUnmanaged(_ value: Self, to slot: UnsafeMutablePointer<Self>) {
+    slot.pointee = value
   }
 }
 

@@ -74,7 +74,7 @@ public struct Persisted<Value: _Persistable> {
         Value._reefSet(managed, managed.property(persisted.slot &- object._slotBase), newValue)
         return
       }
-      Self.value(object, persisted).pointee = newValue
+      Value._reefAssignUnmanaged(newValue, to: Self.value(object, persisted))
     }
   }
 

@@ -104,6 +104,20 @@ import Testing
     other.append(objectsIn: [4, 5])
     probe["smalls"] = other
     #expect(Array(probe.smalls) == [4, 5] && probe.smalls !== other)
+    let assigned = List<Int8>()
+    assigned.append(7)
+    probe.smalls = assigned
+    #expect(Array(smalls) == [7] && probe.smalls === smalls, "the property's setter copies too, as in Realm")
+    let tags = probe.tags
+    let newTags = MutableSet<String>()
+    newTags.insert("n")
+    probe.tags = newTags
+    #expect(Array(tags) == ["n"] && probe.tags === tags)
+    let limits = probe.limits
+    let newLimits = Map<String, Int16>()
+    newLimits["k"] = 1
+    probe.limits = newLimits
+    #expect(limits.keys == ["k"] && probe.limits === limits)
     probe["smalls"] = NSNull()
     #expect(probe.smalls.isEmpty, "NSNull empties a list")
     probe["smalls"] = [6]

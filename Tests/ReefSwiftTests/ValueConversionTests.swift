@@ -75,6 +75,11 @@ import Testing
     let (reef, _) = try openReef()
     let created = try reef.write { reef.create(Probe.self, value: values as [Any]) }
     #expect(created.id == 7 && created.huge == 4 && created.amount == Decimal128("2.5"))
+    // Realm's tests build such arrays from the schema: a value per property, nil where none
+    // (nil for an optional property, as nil for a required one stops).
+    let byName: [String: Any] = ["reading": 2]
+    let fromSchema = ProbeSample(value: try #require(ProbeSample.sharedSchema()).properties.map { byName[$0.name] })
+    #expect(fromSchema.reading == 2 && fromSchema.note == nil)
   }
 
   @Test func collectionsTakeArraysSequencesAndDictionariesOfOtherElementTypes() throws {
