@@ -1,4 +1,5 @@
 import ReefBSON
+import ReefStore
 
 /// The MongoDB JSON Schema of an object type, in the form of Realm's documentation: `title`,
 /// `bsonType`, `required`, `properties`, embedded objects inline, lists as `array` with `items`.
@@ -82,14 +83,17 @@ extension Reef {
   /// Each object type's MongoDB JSON Schema, by type name (see the `JSONSchema` form above):
   /// the types this `Reef` has used, and those stored in the file. (``schema`` is Realm's
   /// ``Schema`` of the object types.)
+  /// - Throws: ``ReefError`` of kind ``ReefError/Kind/store`` when the stored schemas cannot be
+  ///   read (never a shorter answer).
   public var jsonSchema: [String: Document] {
-    var result: [String: Document] = [:]
-    if let transaction = try? transaction(), let stored = try? transaction.jsonSchemas() {
+    get throws(ReefError) {
+      var result: [String: Document] = [:]
+      let stored = try storeCall { () throws(StoreError) in try self.transaction().jsonSchemas() }
       for (name, schema) in stored { result[name] = schema }
+      for schema in registeredSchemas where !schema.isEmbedded {
+        result[schema.className] = ObjectJSONSchema.document(for: schema)
+      }
+      return result
     }
-    for schema in registeredSchemas where !schema.isEmbedded {
-      result[schema.className] = ObjectJSONSchema.document(for: schema)
-    }
-    return result
   }
 }
