@@ -42,6 +42,9 @@ enum BSONArgument {
     case let value as any _CustomPersistable: return bson(value._reefPersistedAny)
     case let value as any RawRepresentable: return bson(value.rawValue)
     case let value as [Any]: return .array(BSONArray(value.map { bson($0) ?? .null }))
+    // Results or a collection of objects (`"ANY dogs IN %@", reef.objects(Dog.self)`): their
+    // identities.
+    case let collection as any ReefCollection: return identities(collection)
     default:
       let mirror = Mirror(reflecting: value)
       if mirror.displayStyle == .optional {
@@ -50,5 +53,10 @@ enum BSONArgument {
       }
       return nil
     }
+  }
+
+  /// The identities of a collection's objects, as an array.
+  private static func identities<C: ReefCollection>(_ collection: C) -> BSON {
+    .array(BSONArray(collection.map { bson($0) ?? .null }))
   }
 }

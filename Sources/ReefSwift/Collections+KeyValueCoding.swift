@@ -11,22 +11,24 @@ enum CollectionKeyValueCoding {
   /// Each element's value at `keyPath`, in order: `"self"` is the element itself (a number as an
   /// `NSNumber`, as ``ObjectBase/value(forKey:)`` returns it); any other path is read on each
   /// element, which must then be an object.
-  static func values<S: Sequence>(of elements: S, forKeyPath keyPath: String) -> [Any?]
-  where S.Element: _ReefValue {
+  static func values<S: Sequence>(of elements: S, forKeyPath keyPath: String) -> [Any?] {
     elements.map { element -> Any? in
-      if keyPath == "self" { return element as? ObjectBase ?? element._reefDynamicValue }
+      if keyPath == "self" {
+        if let object = element as? ObjectBase { return object }
+        return (element as? any _ReefValue).map { $0._reefDynamicValue } ?? element
+      }
       return object(element, keyPath).value(forKeyPath: keyPath)
     }
   }
 
   /// Sets `value` at `key` on every element, which must be objects (see
   /// ``ObjectBase/setValue(_:forKey:)``).
-  static func setValue<S: Sequence>(_ value: Any?, forKey key: String, on elements: S) where S.Element: _ReefValue {
+  static func setValue<S: Sequence>(_ value: Any?, forKey key: String, on elements: S) {
     for element in Array(elements) { object(element, key).setValue(value, forKey: key) }
   }
 
-  private static func object<Element: _ReefValue>(_ element: Element, _ keyPath: String) -> ObjectBase {
-    guard let object = element as? ObjectBase ?? (element._reefDynamicValue as? ObjectBase) else {
+  private static func object<Element>(_ element: Element, _ keyPath: String) -> ObjectBase {
+    guard let object = element as? ObjectBase else {
       fatalError(
         "Invalid key path '\(keyPath)' for a collection of \(Element.self): only a collection of objects has properties (use \"self\" for its values)"
       )
@@ -130,7 +132,7 @@ extension Map {
   ///
   /// - Complexity: O(n) in the number of entries.
   public func value(forKey key: String) -> Any? {
-    guard let value = first(where: { $0.key == key })?.value else { return nil }
+    guard let value = first(where: { $0.key._reefKey == key })?.value else { return nil }
     return value._reefDynamicValue
   }
 
@@ -159,8 +161,28 @@ extension Map {
     updateValue(converted, forKey: Self.mapKey(key))
   }
 
-  private static func mapKey(_ key: String) -> Key {
-    guard let key = key as? Key else { fatalError("a Map's keys are Strings") }
-    return key
+  private static func mapKey(_ key: String) -> Key { Key(reefKey: key) }
+}
+
+extension ReefCollection {
+  /// Each object's value for `key`, as an array in the collection's order (`"self"` gives the
+  /// objects), as Realm's `RealmCollection.value(forKey:)`: for ``AnyReefCollection`` and
+  /// generic code over collections.
+  ///
+  /// - Complexity: O(n) in the number of objects.
+  public func value(forKey key: String) -> Any? { value(forKeyPath: key) }
+
+  /// Each object's value at a dotted path, as an array in the collection's order.
+  ///
+  /// - Complexity: O(n) in the number of objects.
+  public func value(forKeyPath keyPath: String) -> Any? {
+    CollectionKeyValueCoding.values(of: self, forKeyPath: keyPath)
+  }
+
+  /// Sets `value` for `key` on every object of the collection (in a write transaction).
+  ///
+  /// - Complexity: O(n) in the number of objects.
+  public func setValue(_ value: Any?, forKey key: String) {
+    CollectionKeyValueCoding.setValue(value, forKey: key, on: self)
   }
 }

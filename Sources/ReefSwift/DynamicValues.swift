@@ -271,10 +271,14 @@ extension AnyReefValue {
 
 extension ReefProperty {
   /// nil fits when the value is optional.
-  public static var _reefNilValue: ReefProperty? { Value._reefNilValue.map(holding) }
+  public static var _reefNilValue: ReefProperty? {
+    guard let value = Value._reefNilValue else { return nil }
+    return holding(value)
+  }
   /// A value its `Value` takes.
   public static func _reefConvert(_ value: Any) -> ReefProperty? {
-    DynamicValue.convert(value, to: Value.self).map(holding)
+    guard let converted = DynamicValue.convert(value, to: Value.self) else { return nil }
+    return holding(converted)
   }
   /// An unmanaged property holding `value`.
   private static func holding(_ value: Value) -> ReefProperty {

@@ -165,11 +165,15 @@ extension Results {
     }
     block(.initial(self))
     let collection = schema.className
+    // Results of a collection (`list.filter(…)`) change with the collection's object too.
+    let baseCollection = base?.ownerCollection
     let paths = keyPaths.map { $0.map { ChangePaths.stored($0, schema: schema) } }
     // Results through links depend on other collections: any commit reads them again.
     let linked = ResultsTracker<Element>.dependsOnOtherObjects(schema)
     return reef.addObserver { _, batch, silent in
-      let touched = !batch.isComplete || linked || batch.commits.contains { $0.touches(collection) }
+      let touched =
+        !batch.isComplete || linked
+        || batch.commits.contains { $0.touches(collection) || baseCollection.map($0.touches) == true }
       guard touched else { return }
       let change: CollectionDiff?
       do {
@@ -308,9 +312,10 @@ public struct PropertyChange {
   /// The property's name.
   public let name: String
   /// Its value before the change, for a property of a scalar type (nil for lists, sets, maps,
-  /// links and embedded objects, whose old state is not kept).
+  /// links and embedded objects, whose old state is not kept), in the form
+  /// ``ObjectBase/value(forKey:)`` returns values (a number as an `NSNumber`, nil as nil).
   public let oldValue: Any?
-  /// Its value now.
+  /// Its value now, in the same form.
   public let newValue: Any?
 }
 
@@ -399,9 +404,11 @@ extension _ObjectObservable where Self: ObjectBase {
             || watch.linkedChange(property, document: new, batch: batch, reef: reef)
         else { continue }
         let scalar = !property.isArray && !property.isSet && !property.isMap && property.objectClass == nil
+        // Both values in dynamic access's form (Realm's: numbers as NSNumber, nil as nil).
         let oldValue: Any? =
           scalar
-          ? property.codec.get(ManagedObject(reef: reef, schema: schema, id: managed.id, document: old), property) : nil
+          ? property.codec.dynamicValue(
+            ManagedObject(reef: reef, schema: schema, id: managed.id, document: old), property) : nil
         changes.append(PropertyChange(name: property.name, oldValue: oldValue, newValue: self[property.name]))
       }
       old = new

@@ -165,6 +165,12 @@ final class ObjectPopulation {
 }
 
 extension ObjectBase {
+  /// A property's value as its Swift type, by name; nil for a name that is not a property.
+  func rawValue(forKey key: String) -> Any? {
+    guard let property = objectSchema.property(named: key) else { return nil }
+    return rawValue(property)
+  }
+
   /// A property's value as its Swift type (a managed object's read from the store).
   func rawValue(_ property: Property) -> Any {
     if let _managed { return property.codec.get(_managed, property) }

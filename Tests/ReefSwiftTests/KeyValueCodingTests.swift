@@ -194,11 +194,14 @@ import Testing
     #expect(probe.tags.value(forKey: "self") as? [String] == ["t"])
     let results = reef.objects(Probe.self).sorted(byKeyPath: "id")
     #expect(results.value(forKey: "id") as? [Int] == [1, 2, 3, 4])
+    let erased = AnyReefCollection(probe.friends)
+    #expect(erased.value(forKey: "label") as? [String] == ["b", "c"])
+    #expect(erased.value(forKeyPath: "partner.id") as? [Int?] == [4, nil])
     #expect(try #require(probe.friends.first?.partner).partners.value(forKey: "label") as? [String] == ["b"])
     #expect(probe.limits.value(forKey: "x") as? Int16 == 3 && probe.limits.value(forKey: "none") == nil)
 
     try reef.write {
-      probe.friends.setValue("friend", forKey: "label")
+      AnyReefCollection(probe.friends).setValue("friend", forKey: "label")
       results.setValue(Int8(9), forKey: "small")
       probe.limits.setValue(4, forKey: "y")
       probe.limits.setValue(nil, forKey: "x")
