@@ -187,7 +187,7 @@ enum CollectionElements {
       fatalError("Invalid property name '\(property)' for class '\(schema.className)'.")
     }
     return objects.compactMap { element -> BSON? in
-      guard let object = element as? ObjectBase, let value = object[property] else { return nil }
+      guard let object = element as? ObjectBase, let value = object.rawValue(forKey: property) else { return nil }
       guard case .value(let stored) = key(value) else { return nil }
       return stored
     }

@@ -548,19 +548,3 @@ extension List: Equatable {
     }
   }
 }
-
-extension List: _ReefCoercible {
-  /// An array of elements as an unmanaged list: what `Object(value:)` and `create` take for a
-  /// list property (`["addresses": [address1, address2]]`).
-  static func _reefCoerce(_ value: Any) -> Any? {
-    guard let array = value as? [Any] else { return nil }
-    var elements: [Element] = []
-    for item in array {
-      guard let element = item as? Element else { return nil }
-      elements.append(element)
-    }
-    let list = List()
-    list.append(objectsIn: elements)
-    return list
-  }
-}

@@ -321,29 +321,6 @@ extension Map: _Persistable {
   }
 }
 
-extension Map: _ReefCoercible {
-  /// A dictionary (in key order) or another map (in its order) as an unmanaged map: what
-  /// `Object(value:)` and `create` take for a map property.
-  static func _reefCoerce(_ value: Any) -> Any? {
-    let pairs: [(String, Any)]
-    if let dictionary = value as? [String: Any] {
-      pairs = dictionary.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-    } else if let map = value as? MapPairs {
-      pairs = map.anyPairs
-    } else if let converted = value as? [(String, Any)] {
-      pairs = converted
-    } else {
-      return nil
-    }
-    let map = Map()
-    for (key, item) in pairs {
-      guard let value = item as? Value else { return nil }
-      map.storage.append((key, value))
-    }
-    return map
-  }
-}
-
 /// A map's entries with their values as `Any` (whatever its value type).
 protocol MapPairs {
   var anyPairs: [(String, Any)] { get }
