@@ -108,18 +108,27 @@ class MaybeKeyed: Object {
     #expect(list.reef != nil)
   }
 
-  @Test func aWrongTypeInCreateIsAnInvalidValueError() async {
-    await #expect(processExitsWith: .success) {
+  @Test func aWrongTypeInCreateStopsWithRealmsMessage() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       runOrExitCleanly {
         let (reef, _) = try openReef()
-        do {
-          try reef.write { reef.create(Tenant.self, value: ["id": 1, "age": "thirty"]) }
-        } catch let error as ReefError where error.kind == .invalidValue && error.property == "age" {
-          exit(reef.objects(Tenant.self).isEmpty ? 0 : 3)
-        }
-        exit(1)
+        try reef.write { reef.create(Tenant.self, value: ["id": 1, "age": "thirty"]) }
       }
     }
+    let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    #expect(
+      message.contains("Invalid value 'thirty' of type 'String' for 'int' property 'Tenant.age'."), "\(message)")
+  }
+
+  @Test func aWrongTypeInCreateValidatingIsAnInvalidValueErrorAndCreatesNothing() throws {
+    let (reef, _) = try openReef()
+    do {
+      try reef.write { try reef.create(Tenant.self, validating: ["id": 1, "age": "thirty"]) }
+      Issue.record("create(_:validating:) did not throw")
+    } catch let error as ReefError {
+      #expect(error.kind == .invalidValue && error.property == "age", "\(error)")
+    }
+    #expect(reef.objects(Tenant.self).isEmpty)
   }
 
   @Test func changingAPrimaryKeyThroughDynamicAccessIsRefused() throws {
