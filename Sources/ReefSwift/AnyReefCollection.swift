@@ -167,7 +167,7 @@ final class CollectionBox<Base: ReefCollection>: AnyCollectionBox<Base.Element> 
   override func index(of object: Base.Element) -> Int? { base.index(of: object) }
   override func index(matching predicate: FilterPredicate) -> Int? {
     // A variadic requirement takes its arguments one by one: match them here instead.
-    if base is MutableSet<Base.Element> { fatalError("index(matching:) is not available on MutableSet") }
+    if base is MutableSet<Base.Element> { reefStop("index(matching:) is not available on MutableSet") }
     let matches = CollectionElements.matcher(predicate, objectClass: Base.Element.self)
     return base.indices.first { matches(base[$0]) }
   }

@@ -18,7 +18,7 @@ extension OwnedCollection {
     observe: @escaping (Self, [String]?, @escaping (ReefCollectionChange<Self>) -> Void) -> NotificationToken
   ) -> (reef: Reef, register: (Reef, _ deliver: @escaping (ReefCollectionChange<Self>) -> Void) -> NotificationToken?) {
     guard let owner = collectionOwner, let property = collectionProperty else {
-      preconditionFailure(unmanagedCollectionMessage)
+      reefStop(unmanagedCollectionMessage)
     }
     owner.reef.checkThread()
     let path = owner.parent == nil ? ObjectPath(owner) : nil
@@ -72,7 +72,7 @@ extension OwnedCollection {
   func frozenChanges(
     start: (Self) throws -> (Self, ChangeBatch) -> CollectionStep
   ) -> ReefChanges<ReefCollectionChange<Self>> {
-    guard let property = collectionProperty else { preconditionFailure(unmanagedCollectionMessage) }
+    guard let property = collectionProperty else { reefStop(unmanagedCollectionMessage) }
     let frozen: Self
     let path: ObjectPath
     let advance: (Self, ChangeBatch) -> CollectionStep
@@ -331,7 +331,7 @@ extension LinkingObjects {
   /// - Precondition: their object is managed.
   public func changes(keyPaths: [String]?) -> ReefChanges<ReefCollectionChange<LinkingObjects<Element>>> {
     frozenChanges { frozen in
-      guard let owner = frozen.owner else { preconditionFailure(unmanagedCollectionMessage) }
+      guard let owner = frozen.owner else { reefStop(unmanagedCollectionMessage) }
       guard let tracker = LinkingTracker(frozen, keyPaths: keyPaths) else { throw ReefError.deletedOwner(owner) }
       return { linkingObjects, batch in tracker.advance(linkingObjects, batch: batch) }
     }

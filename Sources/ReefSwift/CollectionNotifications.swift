@@ -34,7 +34,7 @@ extension List {
   public func observe(
     keyPaths: [String]? = nil, _ block: @escaping (ReefCollectionChange<List<Element>>) -> Void
   ) -> NotificationToken {
-    guard let access else { preconditionFailure(unmanagedCollectionMessage) }
+    guard let access else { reefStop(unmanagedCollectionMessage) }
     return ElementObserver.observe(self, access: access, keyPaths: keyPaths, block)
   }
 }
@@ -56,7 +56,7 @@ extension MutableSet {
   public func observe(
     keyPaths: [String]? = nil, _ block: @escaping (ReefCollectionChange<MutableSet<Element>>) -> Void
   ) -> NotificationToken {
-    guard let access else { preconditionFailure(unmanagedCollectionMessage) }
+    guard let access else { reefStop(unmanagedCollectionMessage) }
     return ElementObserver.observe(self, access: access, keyPaths: keyPaths, block)
   }
 }
@@ -88,7 +88,7 @@ extension Map {
   func observeIndices(
     keyPaths: [String]?, _ block: @escaping (ReefCollectionChange<Map<Key, Value>>) -> Void
   ) -> NotificationToken {
-    guard let access else { preconditionFailure(unmanagedCollectionMessage) }
+    guard let access else { reefStop(unmanagedCollectionMessage) }
     return ElementObserver.observe(self, access: access, keyPaths: keyPaths, block)
   }
 }
@@ -131,7 +131,7 @@ enum ElementObserver {
     let property = access.property
     let reef = owner.reef
     reef.checkThread()
-    precondition(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+    reefRequire(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
     let tracker: ElementTracker
     switch ElementTracker.start(access, keyPaths: keyPaths) {
     case .failure(let error):
@@ -373,10 +373,10 @@ extension LinkingObjects {
   public func observe(
     keyPaths: [String]? = nil, _ block: @escaping (ReefCollectionChange<LinkingObjects<Element>>) -> Void
   ) -> NotificationToken {
-    guard let owner else { preconditionFailure(unmanagedCollectionMessage) }
+    guard let owner else { reefStop(unmanagedCollectionMessage) }
     let reef = owner.reef
     reef.checkThread()
-    precondition(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+    reefRequire(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
     guard let tracker = LinkingTracker(self, keyPaths: keyPaths) else {
       block(
         .error(

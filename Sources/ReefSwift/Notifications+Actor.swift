@@ -85,7 +85,7 @@ extension ActorObservation {
     failure: @escaping (any Error) -> Change, _ block: @Sendable @escaping (isolated A, Change) -> Void
   ) async -> NotificationToken {
     reef.checkThread()
-    precondition(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+    reefRequire(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
     let observation = ActorObservation(actor: actor, path: reef.configuration.path)
     let configuration = reef.configuration
     // What `register` holds (values of this thread's objects), used on the actor only.
@@ -175,10 +175,10 @@ extension _ObjectObservable where Self: ObjectBase {
   /// is called through), `_id` and whether it is embedded.
   func observedIdentity() -> (reef: Reef, objectClass: ObjectBase.Type, id: BSON, embedded: Bool) {
     guard let managed = _managed else {
-      preconditionFailure("Only objects which are managed by a Reef support change notifications")
+      reefStop("Only objects which are managed by a Reef support change notifications")
     }
     managed.reef.checkThread()
-    precondition(
+    reefRequire(
       !managed.reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
     return (managed.reef, Swift.type(of: self), managed.id, managed.parent != nil)
   }

@@ -169,7 +169,7 @@ extension QueueObservation {
     failed: @escaping (any Error) -> Void
   ) -> NotificationToken {
     reef.checkThread()
-    precondition(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+    reefRequire(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
     let observation = QueueObservation(queue: queue, path: reef.configuration.path)
     let configuration = reef.configuration
     // The blocks (and the values they hold), used on the queue only.

@@ -76,7 +76,7 @@ extension Reef {
   /// Registers an observer: called with each batch of the change feed this `Reef` moves past,
   /// and whether its block is to stay silent.
   func addObserver(_ notify: @escaping (Reef, ChangeBatch, _ silent: Bool) -> Void) -> NotificationToken {
-    precondition(!isFrozen, "Frozen Reefs do not change and do not have change notifications.")
+    reefRequire(!isFrozen, "Frozen Reefs do not change and do not have change notifications.")
     checkThread()
     if feedSequence == nil { feedSequence = (try? transaction().changeSequence()) ?? 0 }
     nextObserverID += 1
@@ -179,7 +179,7 @@ extension Results {
     keyPaths: [String]? = nil, _ block: @escaping (ReefCollectionChange<Results<Element>>) -> Void
   ) -> NotificationToken {
     reef.checkThread()
-    precondition(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+    reefRequire(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
     let results = self
     let tracker: ResultsTracker<Element>
     do {
@@ -383,11 +383,11 @@ extension _ObjectObservable where Self: ObjectBase {
   /// ``observe(keyPaths:_:)``, under a name no overload shares.
   func observeObject(keyPaths: [String]?, _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken {
     guard let managed = _managed else {
-      preconditionFailure("Only objects which are managed by a Reef support change notifications")
+      reefStop("Only objects which are managed by a Reef support change notifications")
     }
     let reef = managed.reef
     reef.checkThread()
-    precondition(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+    reefRequire(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
     guard var old = managed.currentDocument() else {
       block(.deleted)
       return NotificationToken(reef: nil, id: 0)

@@ -220,7 +220,7 @@ extension _ObjectObservable where Self: ObjectBase {
   /// - Precondition: the object is managed (Realm's message otherwise).
   public func changes(keyPaths: [String]?) -> ReefChanges<ObjectChange<Self>> {
     guard _managed != nil else {
-      preconditionFailure("Only objects which are managed by a Reef support change notifications")
+      reefStop("Only objects which are managed by a Reef support change notifications")
     }
     let frozen: Self
     let start: (path: ObjectPath, document: Document)

@@ -50,7 +50,7 @@ extension Reef {
   /// The scheduler of a queue- or actor-confined `Reef`; stops with Realm's rule otherwise.
   private func asyncScheduler(_ call: String) -> ReefScheduler {
     guard let scheduler = confinement.scheduler else {
-      preconditionFailure(
+      reefStop(
         "\(call) needs a Reef confined to a DispatchQueue (Reef(configuration:queue:)) or an actor (Reef(configuration:actor:)): a thread-confined Reef has no run loop to call its blocks back on"
       )
     }

@@ -343,7 +343,7 @@ extension OwnedCollection {
   /// The accessor of `property` (a collection of this type) on `owner`.
   static func same(_ property: Property, in owner: ManagedObject) -> Self {
     guard let collection = property.codec.get(owner, property) as? Self else {
-      preconditionFailure("\(owner.schema.className).\(property.name) is not a \(Self.self)")
+      reefStop("\(owner.schema.className).\(property.name) is not a \(Self.self)")
     }
     return collection
   }

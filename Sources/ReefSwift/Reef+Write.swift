@@ -137,7 +137,7 @@ extension Reef {
     do {
       return try create(type, validating: value, update: update)
     } catch {
-      fatalError(error.message)
+      reefStop(error.message)
     }
   }
 

@@ -190,9 +190,9 @@ public final class Reef {
 
   /// Stops with Realm's message when a managed object is changed outside a write transaction.
   func requireWriteTransaction() {
-    precondition(!isFrozen, "Attempting to modify a frozen object - call thaw on the Object instance first.")
+    reefRequire(!isFrozen, "Attempting to modify a frozen object - call thaw on the Object instance first.")
     checkThread()
-    precondition(
+    reefRequire(
       writeTransaction != nil,
       "Attempting to modify object outside of a write transaction - call beginWrite on a Reef instance first.")
   }
@@ -433,7 +433,7 @@ public final class Reef {
     do {
       return try register(objectClass)
     } catch {
-      preconditionFailure("\(error)")
+      reefStop("\(error)")
     }
   }
 
@@ -545,7 +545,7 @@ public final class Reef {
   public func object<Element: Object, KeyType>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
     checkThread()
     let schema = registerOrStop(type)
-    precondition(schema.primaryKeyProperty != nil, "\(schema.className) has no primary key")
+    reefRequire(schema.primaryKeyProperty != nil, "\(schema.className) has no primary key")
     guard let identity = BSONArgument.bson(typed: key), identity != .null || schema.primaryKeyProperty!.isOptional,
       let document = try? document(of: schema, identity: identity)
     else { return nil }

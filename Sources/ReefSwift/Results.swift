@@ -137,7 +137,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   /// stop, naming it. A wrong answer (the matches before the error, as if there were no more)
   /// would be worse; ``fetch()`` and ``fetchCount()`` give the error to the caller instead.
   private func stop(_ error: ReefError) -> Never {
-    preconditionFailure("reading Results<\(schema.className)> failed: \(error) (use fetch() to get the error)")
+    reefStop("reading Results<\(schema.className)> failed: \(error) (use fetch() to get the error)")
   }
 
   /// The matching objects in the results' order, read now; what stops the non-throwing reads
@@ -328,7 +328,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     } catch {
       stop(error)
     }
-    guard let document else { fatalError("the object at \(position) of the results is gone") }
+    guard let document else { reefStop("the object at \(position) of the results is gone") }
     return reef.object(Element.self, schema: schema, document: document)
   }
 
@@ -359,7 +359,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
               try reef.transaction().collection(collection).document(forID: id)
             }
           } catch {
-            fatalError("reading Results<\(collection)> failed: \(error)")
+            reefStop("reading Results<\(collection)> failed: \(error)")
           }
           if let document { return document }
         }
@@ -386,7 +386,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   /// numbers, `Bool`, `Date`, `Data`, `ObjectId`, `UUID`, `Decimal128`, objects (their
   /// primary keys), arrays of these, nil.
   ///
-  /// An invalid predicate is a precondition failure naming the column; use
+  /// An invalid predicate stops the program, naming the column; use
   /// ``filter(validating:_:)`` to get it as an error.
   public func filter(_ predicateFormat: String, _ args: Any...) -> Results { filter(predicateFormat, args) }
 
@@ -404,7 +404,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     do {
       return try filter(validating: predicate)
     } catch {
-      fatalError("\(error)")
+      reefStop("\(error)")
     }
   }
 
@@ -434,7 +434,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
       let node = try Query(filter: filter).node
       return with(conditions: conditions + [FieldMapping(schema).map(node)])
     } catch {
-      preconditionFailure("\(error)")
+      reefStop("\(error)")
     }
   }
 

@@ -13,7 +13,7 @@
 ///   - message: what went wrong, in Realm's words where Realm has them.
 ///   - file: the file the stop is reported in.
 ///   - line: the line the stop is reported at.
-@inline(never)
+@inline(never) @usableFromInline
 func reefStop(_ message: @autoclosure () -> String, file: StaticString = #fileID, line: UInt = #line) -> Never {
   fatalError(message(), file: file, line: line)
 }
@@ -25,7 +25,7 @@ func reefStop(_ message: @autoclosure () -> String, file: StaticString = #fileID
 ///   - message: what went wrong, read only when the program stops.
 ///   - file: the file the stop is reported in.
 ///   - line: the line the stop is reported at.
-@inline(__always)
+@inlinable @inline(__always)
 func reefRequire(
   _ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String, file: StaticString = #fileID,
   line: UInt = #line

@@ -54,6 +54,31 @@ import Testing
     #expect(result.stderr.contains("Index 1 is out of bounds (count 0)"), "\(result.stderr)")
   }
 
+  /// Every stop of ReefSwift goes through `Stop.swift`: its sources call no `precondition`,
+  /// `preconditionFailure` or `assert` (whose messages `-O` drops, or which `-O` removes), and
+  /// `fatalError` only for the abstract members of base classes (never reached).
+  @Test func reefSwiftStopsOnlyThroughItsStopFunction() throws {
+    let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent().appendingPathComponent("Sources/ReefSwift")
+    let files = try FileManager.default.contentsOfDirectory(atPath: sources.path).filter { $0.hasSuffix(".swift") }
+    #expect(files.count > 50, "the sources were found: \(files.count) files")
+    let forbidden = try Regex(#"\b(precondition|preconditionFailure|assert|assertionFailure)\("#)
+    let fatal = try Regex(#"\bfatalError\("#)
+    var found: [String] = []
+    for file in files where file != "Stop.swift" {
+      let text = try String(contentsOf: sources.appendingPathComponent(file), encoding: .utf8)
+      for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        let code = line.trimmingCharacters(in: .whitespaces)
+        guard !code.hasPrefix("//") else { continue }
+        let abstract = line.contains(#"fatalError("abstract")"#) || line.contains("fatalError()")
+        if line.contains(forbidden) || (line.contains(fatal) && !abstract) {
+          found.append("\(file):\(number + 1): \(code)")
+        }
+      }
+    }
+    #expect(found.isEmpty, "stops that do not go through reefStop/reefRequire:\n\(found.joined(separator: "\n"))")
+  }
+
   @Test func preconditionDropsItsMessageInAReleaseBuild() throws {
     let result = try runOptimized(
       """
