@@ -138,3 +138,13 @@ extension Map {
       keyPaths: keyPaths.map { KeyPathNames.name($0, in: Wrapped.self) }, on: actor, isolation: isolation, block)
   }
 }
+
+extension AnyReefCollection {
+  /// ``observe(keyPaths:on:_:)`` with Swift key paths of the element type.
+  public func observe(
+    keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
+    _ block: @escaping (ReefCollectionChange<AnyReefCollection>) -> Void
+  ) -> NotificationToken {
+    observe(keyPaths: keyPaths.map { KeyPathNames.name($0, in: Element.self) }, on: queue, block)
+  }
+}

@@ -113,10 +113,14 @@ extension ObservingHolder {
     let ann = makePerson(1, "Ann", dogs: ["Rex", "Fido"])
     try reef.write { reef.add(ann) }
     var people: [String] = []
+    var erased: [String] = []
     var dogs: [String] = []
     let tokens = [
       reef.objects(Person.self).observe(keyPaths: [\Person.name]) { change in
         if case .update(_, _, _, let modifications) = change { people.append("m\(modifications)") }
+      },
+      AnyReefCollection(reef.objects(Person.self)).observe(keyPaths: [\Person.name]) { change in
+        if case .update(_, _, _, let modifications) = change { erased.append("m\(modifications)") }
       },
       ann.dogs.observe(keyPaths: [\Dog.age]) { change in
         if case .update(_, _, _, let modifications) = change { dogs.append("m\(modifications)") }
@@ -126,6 +130,7 @@ extension ObservingHolder {
     try reef.write { ann.dogs[1].age = 3 }
     try reef.write { ann.name = "Ada" }
     #expect(people == ["m[0]"], "only the name change is a modification")
+    #expect(erased == ["m[0]"], "and through AnyReefCollection")
     #expect(dogs == ["m[1]"], "only the age change is a modification")
     _ = tokens
   }
