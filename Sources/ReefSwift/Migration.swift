@@ -99,7 +99,41 @@ public final class MigrationObject {
   }
 }
 
+/// The schema version a Reef file was last opened with: Realm's `schemaVersionAtURL`.
+/// - Parameters:
+///   - fileURL: The store file.
+///   - encryptionKey: Realm's; Reef files are not encrypted, so it must be nil.
+/// - Throws: ``ReefError`` of kind ``ReefError/Kind/store`` when there is no file, it cannot be
+///   read, or no `Reef` ever opened it (it has no schema version); ``ReefError/Kind/invalidValue``
+///   for an encryption key.
+public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throws -> UInt64 {
+  guard encryptionKey == nil else {
+    throw ReefError(.invalidValue, "Reef files are not encrypted: schemaVersionAtURL takes no encryptionKey")
+  }
+  let path = fileURL.path
+  let stored = try StoreTable.reading(path: path) { store in
+    try store.read { transaction in try transaction.metadata(forKey: "schemaVersion")?["version"] }
+  }
+  guard case .int64(let version)? = stored, version >= 0 else {
+    throw ReefError(.store, "Reef at path '\(path)' has not been initialized.")
+  }
+  return UInt64(version)
+}
+
 extension Reef {
+  /// Opens a file and runs its configuration's migration (as opening it would), then closes it:
+  /// Realm's `performMigration(for:)`, to choose when a migration runs.
+  ///
+  /// The file must not be open in this process: migrating an open file stops, with Realm's
+  /// message ("Cannot migrate Reefs that are already open.").
+  /// - Parameter configuration: The file, its schema version and migration block.
+  /// - Throws: what ``init(configuration:queue:)`` throws (the migration's errors among them).
+  public static func performMigration(for configuration: Configuration = .defaultConfiguration) throws {
+    if StoreTable.isOpen(path: configuration.path) { fatalError("Cannot migrate Reefs that are already open.") }
+    // Not kept among the open Reefs: closed on return.
+    _ = try Reef(configuration: configuration, confinement: .thread(.current))
+  }
+
   /// Runs the migration when the file's schema version is lower than the configuration's, and
   /// records the new version.
   func migrateIfNeeded() throws {

@@ -84,33 +84,37 @@ public final class Reef {
   var silencedObservers: Set<Int> = []
   /// For an in-memory `Reef`: deletes the file when the last handle of its identifier goes.
   private let memoryFile: MemoryFile?
+  /// How many times ``invalidate()`` was called: a managed object made before the last call is
+  /// invalidated.
+  private(set) var invalidations = 0
+  private var refreshesItself = true
 
-  /// Opens the default configuration's file (`default.reef` in the working directory).
-  public convenience init() throws { try self.init(configuration: .defaultConfiguration) }
-
-  /// Opens a file.
-  public convenience init(fileURL: URL) throws {
-    var configuration = Configuration.defaultConfiguration
-    configuration.fileURL = fileURL
-    try self.init(configuration: configuration)
+  /// Whether this `Reef` moves to the latest state by itself when other threads or processes
+  /// commit: Realm's `autorefresh` (true by default).
+  ///
+  /// Realm refreshes on the thread's run loop, which a Linux program rarely runs. A `Reef`
+  /// confined to a queue or an actor refreshes itself after each commit while this is true;
+  /// set to false, it stays on its state and calls its `observe` blocks with
+  /// ``Notification/refreshRequired`` instead, until ``refresh()``. A thread-confined `Reef` has
+  /// no run loop to refresh on, as Realm's on a thread without one: it moves on when it begins
+  /// a write or ``refresh()``es, whatever this says.
+  public var autorefresh: Bool {
+    get {
+      checkThread()
+      return refreshesItself
+    }
+    set {
+      checkThread()
+      refreshesItself = newValue
+    }
   }
 
-  /// Opens the file a configuration names, checks the schema of its ``Configuration/objectTypes``
-  /// and sets up their collections and indexes.
-  /// - Throws: ``ReefError`` of kind ``ReefError/Kind/schema`` naming each rule a model breaks
-  ///   (type and property); ``ReefError/Kind/store`` when the file cannot be opened.
-  public convenience init(configuration: Configuration) throws {
-    MainThread.recordIfMain()
-    try self.init(configuration: configuration, confinement: .thread(.current))
-  }
-
-  /// Opens a file for use within `confinement` (see ``init(configuration:)``).
+  /// Opens a file for use within `confinement` (see ``init(configuration:queue:)``, which returns
+  /// the `Reef` open there already, if any).
   init(configuration: Configuration, confinement: Confinement) throws {
     self.confinement = confinement
     self.configuration = configuration
-    store = try StoreTable.store(
-      path: configuration.path, readOnly: configuration.readOnly && configuration.inMemoryIdentifier == nil,
-      durability: configuration.inMemoryIdentifier == nil ? configuration.durability : .normal)
+    store = try StoreTable.store(for: configuration)
     memoryFile = configuration.inMemoryIdentifier == nil ? nil : MemoryFile.shared(path: configuration.path)
     if let objectTypes = configuration.objectTypes {
       try SchemaCheck.check(objectTypes.map(ObjectSchema.of), complete: true)
@@ -272,7 +276,7 @@ public final class Reef {
     epochsBeforeWrite = [:]
     endListPlaceChanges(rollBack: false)
     newSnapshot()
-    deliverNotifications()
+    deliverNotifications(afterOwnCommit: true)
   }
 
   /// Gives the places of embedded objects their state from before the write transaction: an
@@ -337,6 +341,40 @@ public final class Reef {
     newSnapshot()
     deliverNotifications()
     return true
+  }
+
+  /// Lets go of the state of the file this `Reef` reads, so that the space later writes free
+  /// can be reused: Realm's `invalidate()`. The objects read through this `Reef` until now are
+  /// invalidated (``ObjectBase/isInvalidated``, reading one stops), and so are their lists and
+  /// other collections; `Results` read the file again when next used. An open write transaction
+  /// is rolled back, as Realm's is (Realm logs a warning). The `Reef` stays usable: its next
+  /// read begins a new snapshot. A frozen `Reef` is left as it is.
+  public func invalidate() {
+    checkThread()
+    guard !isFrozen else { return }
+    if isInWriteTransaction { cancelWrite() }
+    readTransaction?.end()
+    readTransaction = nil
+    invalidations += 1
+    newSnapshot()
+  }
+
+  /// Whether the file holds no object of any type: Realm's `isEmpty`. Inside a write
+  /// transaction, its changes count.
+  /// - Complexity: O(*t*) for *t* collections in the file.
+  public var isEmpty: Bool {
+    checkThread()
+    let gate = enterSnapshot()
+    defer { gate?.unlock() }
+    do throws(StoreError) {
+      let transaction = try transaction()
+      for name in try transaction.collectionNames() where try transaction.collection(name).count() > 0 {
+        return false
+      }
+      return true
+    } catch {
+      fatalError("reading whether the file \(configuration.path) is empty failed: \(error)")
+    }
   }
 
   /// Records a broken rule: the write transaction will throw it and roll back.
