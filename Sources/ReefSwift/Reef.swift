@@ -194,11 +194,12 @@ public final class Reef {
 
   /// Stops with Realm's message when a managed object is changed outside a write transaction.
   func requireWriteTransaction() {
-    precondition(!isFrozen, "Attempting to modify a frozen object - call thaw on the Object instance first.")
+    if isFrozen { fatalError("Attempting to modify a frozen object - call thaw on the Object instance first.") }
     checkThread()
-    precondition(
-      writeTransaction != nil,
-      "Attempting to modify object outside of a write transaction - call beginWrite on a Reef instance first.")
+    if writeTransaction == nil {
+      fatalError(
+        "Attempting to modify object outside of a write transaction - call beginWrite on a Reef instance first.")
+    }
   }
 
   /// Begins a write transaction: it waits for other writers, then sees the file's latest state.
@@ -439,7 +440,7 @@ public final class Reef {
     do {
       return try register(objectClass)
     } catch {
-      preconditionFailure("\(error)")
+      fatalError("\(error)")
     }
   }
 
@@ -551,7 +552,7 @@ public final class Reef {
   public func object<Element: Object, KeyType>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
     checkThread()
     let schema = registerOrStop(type)
-    precondition(schema.primaryKeyProperty != nil, "\(schema.className) has no primary key")
+    if schema.primaryKeyProperty == nil { fatalError("'\(schema.className)' does not have a primary key") }
     guard let identity = BSONArgument.bson(typed: key), identity != .null || schema.primaryKeyProperty!.isOptional,
       let document = try? document(of: schema, identity: identity)
     else { return nil }
