@@ -82,8 +82,13 @@ open class ObjectBase: CustomStringConvertible {
   /// Realm's name for ``reef``.
   public final var realm: Reef? { reef }
 
-  /// The object's schema.
-  public final var objectSchema: ObjectSchema { ObjectSchema.of(type(of: self)) }
+  /// The object's schema (a ``DynamicObject``'s is its type's).
+  public final var objectSchema: ObjectSchema {
+    if let dynamic = self as? DynamicObject {
+      if let schema = dynamic._managed?.schema ?? dynamic.migrationRecord?.modelSchema { return schema }
+    }
+    return ObjectSchema.of(type(of: self))
+  }
 
   /// Whether the object is frozen: managed by a frozen `Reef` (``Reef/freeze()``), an immutable
   /// snapshot readable from any thread.
@@ -95,12 +100,14 @@ open class ObjectBase: CustomStringConvertible {
   /// type, or an unknown property, is a precondition failure naming both.
   public final subscript(key: String) -> Any? {
     get {
+      if let dynamic = self as? DynamicObject { return dynamic.dynamicValue(key) }
       let schema = objectSchema
       guard let property = schema.property(named: key) else { return nil }
       if let _managed { return property.codec.get(_managed, property) }
       return property.codec.value(at: valuePointer(property.ordinal))
     }
     set {
+      if let dynamic = self as? DynamicObject, dynamic.setDynamicValue(newValue, forKey: key) { return }
       let schema = objectSchema
       guard let property = schema.property(named: key) else {
         preconditionFailure("\(schema.className) has no property named '\(key)'")

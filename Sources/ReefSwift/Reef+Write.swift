@@ -179,7 +179,8 @@ extension Reef {
       }
       return existing
     }
-    let object = T()
+    // Through the metatype given, which may be a subclass of T (dynamicCreate passes one).
+    let object = type.init()
     do {
       try ObjectBase.populateChecked(object, from: value)
     } catch {

@@ -72,6 +72,9 @@ public final class Reef {
   var spareAttachments: [Attachments] = []
   /// Types whose indexes and stored schema are still to be written (used before a write).
   private var pendingSetUp: [ObjectSchema] = []
+  /// Types whose objects are to be deleted before their new schema is written (see
+  /// `checkStoredSchemas(of:)`).
+  var typesToClear: Set<String> = []
   /// The notification blocks registered, in order (see `Notifications.swift`).
   var observers: [ReefObserver] = []
   var nextObserverID = 0
@@ -118,9 +121,10 @@ public final class Reef {
     memoryFile = configuration.inMemoryIdentifier == nil ? nil : MemoryFile.shared(path: configuration.path)
     if let objectTypes = configuration.objectTypes {
       try SchemaCheck.check(objectTypes.map(ObjectSchema.of), complete: true)
-      for objectClass in objectTypes { try register(objectClass) }
     }
+    // The migration first: the types are then checked against the migrated file.
     try migrateIfNeeded()
+    for objectClass in configuration.objectTypes ?? [] { try register(objectClass) }
   }
 
   /// A frozen `Reef` reading `snapshot`, with `template`'s configuration, store and types.
@@ -412,13 +416,18 @@ public final class Reef {
     let schema = ObjectSchema.of(objectClass)
     let reached = SchemaCheck.reachable(from: schema)
     try SchemaCheck.check(reached)
-    for other in reached where types[ObjectIdentifier(other.objectClass)] == nil {
+    let added = reached.filter { types[ObjectIdentifier($0.objectClass)] == nil }
+    // Checked before any is taken: a refused type is refused again at its next use.
+    if !isFrozen { try checkStoredSchemas(of: added.filter { !$0.isEmbedded }) }
+    for other in added {
       types[ObjectIdentifier(other.objectClass)] = other
       if !other.isEmbedded { pendingSetUp.append(other) }
     }
     if writeTransaction != nil {
       try flushSetUp()
-    } else if !configuration.readOnly, !isFrozen, !pendingSetUp.isEmpty, (try? needsSetUp()) == true {
+    } else if !configuration.readOnly, !isFrozen, !pendingSetUp.isEmpty,
+      try storeCall({ () throws(StoreError) in try needsSetUp() })
+    {
       try storeCall { () throws(StoreError) in
         let transaction = try store.beginWrite()
         do throws(StoreError) {
@@ -452,10 +461,14 @@ public final class Reef {
 
   private func needsSetUp() throws(StoreError) -> Bool {
     let transaction = try transaction()
+    if !typesToClear.isEmpty { return true }
     for schema in pendingSetUp {
       let storedSchema = try transaction.jsonSchema(forCollection: schema.className)
       let storedLinks = try transaction.metadata(forKey: LinkMap.metadataKey(schema.className))
-      if storedSchema != ObjectJSONSchema.document(for: schema) || storedLinks != LinkMap.document(for: schema) {
+      let storedVersion = try transaction.metadata(forKey: Reef.typeVersionKey(schema.className))
+      if storedSchema != ObjectJSONSchema.document(for: schema) || storedLinks != LinkMap.document(for: schema)
+        || storedVersion != typeVersionDocument
+      {
         return true
       }
     }
@@ -472,6 +485,9 @@ public final class Reef {
   private func setUp(in transaction: Transaction) throws(StoreError) {
     let waiting = pendingSetUp
     pendingSetUp = []
+    // Types whose stored schema no longer fits, with deleteReefIfMigrationNeeded: their objects go.
+    for name in typesToClear.sorted() { try transaction.collection(name).deleteMany([:]) }
+    typesToClear = []
     for schema in waiting {
       let collection = transaction.collection(schema.className)
       let existing = Set(
@@ -482,12 +498,17 @@ public final class Reef {
         try collection.createIndex(index.keys, name: index.name, unique: index.unique)
       }
       let stored = ObjectJSONSchema.document(for: schema)
-      if try transaction.jsonSchema(forCollection: schema.className) != stored {
+      let before = try transaction.jsonSchema(forCollection: schema.className)
+      if before != stored {
+        if let before { try fillAddedProperties(of: schema, storedBefore: before, in: transaction) }
         try transaction.setJSONSchema(stored, forCollection: schema.className)
       }
       let links = LinkMap.document(for: schema)
       if try transaction.metadata(forKey: LinkMap.metadataKey(schema.className)) != links {
         try transaction.setMetadata(links, forKey: LinkMap.metadataKey(schema.className))
+      }
+      if try transaction.metadata(forKey: Reef.typeVersionKey(schema.className)) != typeVersionDocument {
+        try transaction.setMetadata(typeVersionDocument, forKey: Reef.typeVersionKey(schema.className))
       }
     }
   }
