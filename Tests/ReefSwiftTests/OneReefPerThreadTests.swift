@@ -116,6 +116,26 @@ actor TwoOpens {
     #expect(try frozen.thaw() === reef)
   }
 
+  @Test func freezingTheSameStateOnTwoThreadsGivesOneFrozenReef() throws {
+    let (reef, path) = try openReef()
+    try reef.write { reef.add(makePerson(1, "Ann")) }
+    _ = reef.objects(Person.self).count
+    let frozen = try reef.freeze()
+    let carried = Smuggled(value: frozen)
+    nonisolated(unsafe) var same = false
+    let error = onAnotherThread {
+      let other = try Reef(configuration: configuration(path))
+      _ = other.objects(Person.self).count
+      same = try other.freeze() === carried.value
+    }
+    #expect(error == nil)
+    #expect(same, "Realm caches frozen Realms by file and version, not by thread")
+    try reef.write { reef.add(makePerson(2, "Bob")) }
+    let later = try reef.freeze()
+    #expect(later !== frozen)
+    #expect(later.objects(Person.self).count == 2 && frozen.objects(Person.self).count == 1)
+  }
+
   @Test func openingAgainWithAnotherSchemaVersionIsRefusedOnThisThreadAndOnAnother() throws {
     let (reef, path) = try openReef()
     var newer = configuration(path)
