@@ -27,9 +27,14 @@ extension Reef {
     public var objectTypes: [ObjectBase.Type]?
     /// The schema version; raise it when the models change.
     public var schemaVersion: UInt64 = 0
-    /// Called when the file's schema version is lower than ``schemaVersion``.
+    /// Called when the file's schema version is lower than ``schemaVersion``, with a
+    /// ``Migration`` and the file's version, in a write transaction committed with the new
+    /// version.
     public var migrationBlock: MigrationBlock?
-    /// Deletes the file (instead of migrating) when its schema differs from the models.
+    /// Deletes the stored objects instead of migrating: every object when the file's schema
+    /// version is older (the migration block is not called), a type's objects when its model
+    /// changed at the same version (instead of refusing it with
+    /// ``ReefError/Kind/schemaMismatch``).
     public var deleteReefIfMigrationNeeded = false
     /// Realm's name for ``deleteReefIfMigrationNeeded``.
     public var deleteRealmIfMigrationNeeded: Bool {

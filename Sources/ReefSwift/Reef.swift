@@ -12,7 +12,9 @@ import ReefStore
 /// let contacts = reef.objects(Contact.self).filter("address.city = %@", "Los Angeles")
 /// ```
 /// A `Reef` and its live objects belong to the thread that opened it; they are not `Sendable`.
-/// It reads one snapshot of the file until it writes or ``refresh()``es.
+/// Opening the same file again on that thread returns the same `Reef` while it lives, as
+/// Realm's does (see ``init(configuration:queue:)``). It reads one snapshot of the file until it
+/// writes or ``refresh()``es.
 public final class Reef {
   /// The configuration it was opened with.
   public let configuration: Configuration
