@@ -61,6 +61,22 @@ step "reef query dump/crm/Contact.bson --where 'address.city == \$0' --arg '\"Lo
 "$reef" query "$objects/dump/crm/Contact.bson" --where 'address.city == $0' --arg '"Los Angeles"' \
   --project '{"name": 1, "_id": 0}' --format relaxed
 
+section "Moving in: Realm's older models ported, and models inferred from data"
+
+shared="${REEF_SHARED_DIR:-$here/../../shared}"
+if [ -f "$shared/seeds/embedded-objects.txt" ]; then
+  # The Embedded Objects page's Swift models as the page prints them (read in place from the seeds).
+  awk '/^\/\/ Define an embedded object$/ {on = 1} /^\/\/ Define the embedded object$/ {on = 0} on' \
+    "$shared/seeds/embedded-objects.txt" > "$out/EmbeddedModels.swift"
+  step "reef port EmbeddedModels.swift   # the Embedded Objects page's @objc dynamic models, as a diff"
+  (cd "$out" && "$reef" port EmbeddedModels.swift)
+else
+  echo "(the seed pages are not at $shared/seeds: set REEF_SHARED_DIR to show reef port on them)"
+fi
+
+step "reef models dump/crm   # models inferred from the exported documents: an Object per collection, embedded objects"
+"$reef" models "$objects/dump/crm" | sed "s|$objects/||"
+
 section "Documents: the command line on Examples/data/contacts.json"
 
 step "reef convert Examples/data/contacts.json --to bson -o contacts.bson"

@@ -6,7 +6,8 @@ public struct ReefCommand: ParsableCommand {
   /// The tool's name, summary and subcommands.
   public static let configuration = CommandConfiguration(
     commandName: "reef",
-    abstract: "Read, check, convert and query BSON and Extended JSON, and keep it in a store.",
+    abstract:
+      "Read, check, convert and query BSON and Extended JSON, keep it in a store, port Realm models, infer models from data.",
     discussion: """
       BSON streams are concatenated documents, as in mongodump's and bsondump's .bson files. \
       Files ending in .gz are read and written gzip-compressed; compressed standard input is \
@@ -16,7 +17,8 @@ public struct ReefCommand: ParsableCommand {
       """,
     subcommands: [
       DumpCommand.self, ValidateCommand.self, ConvertCommand.self, QueryCommand.self, StatsCommand.self,
-      IndexCommand.self, ImportCommand.self, ExportCommand.self, SchemaCommand.self,
+      IndexCommand.self, ImportCommand.self, ExportCommand.self, SchemaCommand.self, ModelsCommand.self,
+      PortCommand.self,
     ]
   )
 

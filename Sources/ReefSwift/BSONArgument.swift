@@ -41,6 +41,9 @@ enum BSONArgument {
       return managed.reef.identity(of: managed.schema, document: document)
     case let value as any RawRepresentable: return bson(value.rawValue)
     case let value as [Any]: return .array(BSONArray(value.map { bson($0) ?? .null }))
+    // Results or a collection of objects (`"ANY dogs IN %@", reef.objects(Dog.self)`): their
+    // identities.
+    case let collection as any ReefCollection: return identities(collection)
     default:
       let mirror = Mirror(reflecting: value)
       if mirror.displayStyle == .optional {
@@ -49,5 +52,10 @@ enum BSONArgument {
       }
       return nil
     }
+  }
+
+  /// The identities of a collection's objects, as an array.
+  private static func identities<C: ReefCollection>(_ collection: C) -> BSON {
+    .array(BSONArray(collection.map { bson($0) ?? .null }))
   }
 }

@@ -371,14 +371,22 @@ final class LinkingTracker {
     guard linkingObjects.owner?.currentDocument() != nil else { return nil }
     origin = ObjectSchema.of(Element.self)
     paths = keyPaths.map { [origin] in $0.map { ChangePaths.stored($0, schema: origin) } }
-    ids = linkingObjects.results.map { $0._managed?.id ?? .null }
+    ids = linkingObjects.results.map(LinkingTracker.identity)
+  }
+
+  /// What names a linking object between batches: a top-level one's `_id`, an embedded one's
+  /// place in its file.
+  private static func identity(_ object: ObjectBase) -> BSON {
+    guard let managed = object._managed else { return .null }
+    return managed.parent == nil ? managed.id : .string(managed.identityPath)
   }
 
   /// The change a batch made, reading `linkingObjects` (whose `Reef` has seen it).
   func advance<Element>(_ linkingObjects: LinkingObjects<Element>, batch: ChangeBatch) -> CollectionStep {
     guard let top = linkingObjects.owner?.top else { return .untouched }
+    let collections = linkingObjects.originCollections
     let touched =
-      ChangePaths.touches(origin.className, batch: batch)
+      collections.contains { ChangePaths.touches($0, batch: batch) }
       || batch.commits.contains { commit in
         commit.resetCollections.contains(top.schema.className)
           || commit.changes.contains { $0.collection == top.schema.className && $0.id == top.id }
@@ -389,8 +397,28 @@ final class LinkingTracker {
       ids = []
       return .ownerGone(deletions: deletions)
     }
-    let newIDs = linkingObjects.results.map { $0._managed?.id ?? .null }
-    let modified = ChangePaths.modifiedIDs(in: origin.className, batch: batch, paths: paths)
+    let objects = linkingObjects.results
+    let newIDs = objects.map(LinkingTracker.identity)
+    var modified: Set<BSON>?
+    if origin.isEmbedded {
+      // An embedded object is modified with its top-level object.
+      var tops: Set<BSON>? = []
+      for collection in collections {
+        guard let inCollection = ChangePaths.modifiedIDs(in: collection, batch: batch, paths: nil) else {
+          tops = nil
+          break
+        }
+        tops?.formUnion(inCollection.map(DocumentChange.identity(of:)))
+      }
+      modified = tops.map { tops in
+        Set(
+          zip(objects, newIDs).compactMap { object, id in
+            object._managed.map { tops.contains(DocumentChange.identity(of: $0.id)) } == true ? id : nil
+          })
+      }
+    } else {
+      modified = ChangePaths.modifiedIDs(in: origin.className, batch: batch, paths: paths)
+    }
     let change = CollectionDiff(old: ids, new: newIDs, modified: modified)
     ids = newIDs
     return .changed(deletions: change.deletions, insertions: change.insertions, modifications: change.modifications)

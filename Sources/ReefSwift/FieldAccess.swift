@@ -26,10 +26,18 @@ final class FieldAccess {
       let expected: BSONType = property.isMap ? .document : .array
       if field.type == expected, let inner = field.document {
         elements = Array(inner)
-        if property.isLink, let target = property.objectClass.map(ObjectSchema.of) {
+        if property.isLink && !property.isMap, let target = property.objectClass.map(ObjectSchema.of) {
           // A key whose object is gone (deleted by a program that did not know this list, or
-          // missing from imported data) is not an element.
-          elements = elements.filter { (try? owner.reef.document(of: target, identity: $0.value)) != nil }
+          // missing from imported data) is not an element. (A map keeps the key, whose value
+          // then reads as nil, as in Realm.)
+          let reef = owner.reef
+          elements = elements.filter { element in
+            do {
+              return try reef.document(of: target, identity: element.value) != nil
+            } catch {
+              fatalError("reading \(owner.schema.className).\(property.name) failed: \(error)")
+            }
+          }
         }
       } else if field.type != .null {
         preconditionFailure(owner.mismatch(property, field))

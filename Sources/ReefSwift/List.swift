@@ -1,4 +1,5 @@
 import ReefBSON
+import ReefQuery
 import ReefStore
 
 /// A collection accessor that starts unmanaged (holding its elements) and becomes managed when
@@ -19,10 +20,14 @@ protocol ManagedCollection: AnyObject {
 /// }
 /// ```
 /// A managed list reads its object's current document; its element positions are computed once
-/// per version of the `Reef`, so indexing is O(1).
+/// per version of the `Reef`, so indexing is O(1). Changing a managed list needs a write
+/// transaction. As in Realm, an index out of bounds stops the program with Realm's message
+/// ("Index 5 is out of bounds (must be less than 2).").
 public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<Element>, RandomAccessCollection,
   MutableCollection, CustomStringConvertible
 {
+  public typealias SubSequence = Slice<List>
+
   /// An empty, unmanaged list.
   public override init() { super.init() }
 
@@ -33,23 +38,44 @@ public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<El
   public var count: Int { access?.elements().count ?? storage.count }
 
   /// The element at `position`. Setting it needs a write transaction when the list is managed.
+  ///
+  /// A position out of bounds stops with Realm's message.
   public subscript(position: Int) -> Element {
     get {
-      guard let access else { return storage[position] }
+      guard let access else {
+        CollectionElements.checkIndex(position, below: storage.count)
+        return storage[position]
+      }
       let elements = access.elements()
-      List.checkIndex(position, count: elements.count)
+      CollectionElements.checkIndex(position, below: elements.count)
       return access.decode(elements[position], at: position, as: Element.self)
     }
     set {
       guard let access else {
+        CollectionElements.checkIndex(position, below: storage.count)
         storage[position] = newValue
         return
       }
       access.changeArray { values, context in
-        List.checkIndex(position, count: values.count)
+        CollectionElements.checkIndex(position, below: values.count)
         values[position] = ListSlot(try newValue._reefEncode(context.at(index: position)))
       }
     }
+  }
+
+  /// The elements in `bounds` (a live view of the list), or, set, the list with `bounds`
+  /// replaced by the elements given (which may be more or fewer).
+  ///
+  /// - Complexity: O(*n*) to set.
+  public subscript(bounds: Range<Int>) -> Slice<List> {
+    get {
+      CollectionElements.checkNotNegative(bounds.lowerBound)
+      if bounds.upperBound > count {
+        fatalError("Index \(bounds.upperBound - 1) is out of bounds (must be less than \(count)).")
+      }
+      return Slice(base: self, bounds: bounds)
+    }
+    set { replaceSubrange(bounds, with: Array(newValue)) }
   }
 
   /// Changes a managed list (see ``FieldAccess/changeArray(_:)``): `body` edits the elements,
@@ -61,6 +87,26 @@ public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<El
       }
     }
   }
+
+  /// Edits the elements, unmanaged or managed, as one change: `check` is given the count first
+  /// (to stop on a bad index), then `unmanaged` or `managed` edits the elements; `managed`
+  /// encodes new elements in the context it is given (`context.at(index:)`).
+  private func edit(
+    _ check: (Int) -> Void, unmanaged: (inout [Element]) -> Void,
+    managed: (inout [ListSlot], _WriteContext) throws -> Void
+  ) {
+    guard let access else {
+      check(storage.count)
+      unmanaged(&storage)
+      return
+    }
+    access.changeArray { values, context in
+      check(values.count)
+      try managed(&values, context)
+    }
+  }
+
+  // MARK: Adding
 
   /// Appends an element (an unmanaged object is added, an unmanaged embedded object embedded).
   public func append(_ element: Element) {
@@ -75,6 +121,8 @@ public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<El
 
   /// Appends the elements of a sequence.
   public func append<S: Sequence>(objectsIn elements: S) where S.Element == Element {
+    // Read first: the sequence may be read from this list.
+    let elements = Array(elements)
     guard access != nil else {
       storage.append(contentsOf: elements)
       return
@@ -84,32 +132,80 @@ public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<El
     }
   }
 
-  /// Inserts an element at `index`.
+  /// Inserts an element at `index` (from 0 to ``count``).
+  ///
+  /// An index out of bounds stops with Realm's message.
   public func insert(_ element: Element, at index: Int) {
-    guard access != nil else {
-      storage.insert(element, at: index)
-      return
-    }
-    change { values, encode in
-      precondition(index >= 0 && index <= values.count, "Index \(index) is out of bounds (count \(values.count))")
-      values.insert(try encode(element, index), at: index)
+    insert(contentsOf: CollectionOfOne(element), at: index)
+  }
+
+  /// Inserts the elements of a collection at `index` (from 0 to ``count``), in order.
+  ///
+  /// An index out of bounds stops with Realm's message.
+  /// - Complexity: O(*n* + *m*) for *m* new elements.
+  public func insert<C: Swift.Collection>(contentsOf newElements: C, at index: Int) where C.Element == Element {
+    let newElements = Array(newElements)
+    edit {
+      CollectionElements.checkIndex(index, below: $0 + 1)
+    } unmanaged: {
+      $0.insert(contentsOf: newElements, at: index)
+    } managed: { values, context in
+      var slots: [ListSlot] = []
+      for (offset, element) in newElements.enumerated() {
+        slots.append(ListSlot(try element._reefEncode(context.at(index: index + offset))))
+      }
+      values.insert(contentsOf: slots, at: index)
     }
   }
 
+  // MARK: Removing
+
   /// Removes the element at `index` (an embedded object is deleted; a linked object is not).
+  ///
+  /// An index out of bounds stops with Realm's message.
   public func remove(at index: Int) {
-    guard access != nil else {
-      storage.remove(at: index)
-      return
-    }
-    change { values, _ in
-      precondition(index >= 0 && index < values.count, "Index \(index) is out of bounds (count \(values.count))")
+    edit {
+      CollectionElements.checkIndex(index, below: $0)
+    } unmanaged: {
+      $0.remove(at: index)
+    } managed: { values, _ in
       values.remove(at: index)
     }
   }
 
-  /// Removes the last element.
-  public func removeLast() { remove(at: count - 1) }
+  /// Removes the first `number` elements.
+  ///
+  /// Stops with Realm's message when the list has fewer.
+  public func removeFirst(_ number: Int = 1) {
+    edit {
+      List.checkRemovable(number, count: $0)
+    } unmanaged: {
+      $0.removeFirst(number)
+    } managed: { values, _ in
+      values.removeFirst(number)
+    }
+  }
+
+  /// Removes the last `number` elements.
+  ///
+  /// Stops with Realm's message when the list has fewer.
+  public func removeLast(_ number: Int = 1) {
+    edit {
+      List.checkRemovable(number, count: $0)
+    } unmanaged: {
+      $0.removeLast(number)
+    } managed: { values, _ in
+      values.removeLast(number)
+    }
+  }
+
+  private static func checkRemovable(_ number: Int, count: Int) {
+    CollectionElements.checkNotNegative(number)
+    if number > count {
+      fatalError(
+        "It is not possible to remove more objects (\(number)) from a list than it already contains (\(count)).")
+    }
+  }
 
   /// Removes every element.
   public func removeAll() {
@@ -122,58 +218,147 @@ public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<El
     }
   }
 
-  /// Moves the element at `from` to `to`.
-  public func move(from: Int, to: Int) {
-    guard access != nil else {
-      storage.insert(storage.remove(at: from), at: to)
-      return
+  /// Removes the elements in a range (`1..<3`, `1...3`, `list.indices`).
+  ///
+  /// A range out of bounds stops with Realm's message.
+  public func removeSubrange<R: RangeExpression>(_ bounds: R) where R.Bound == Int {
+    replaceSubrange(bounds, with: [])
+  }
+
+  /// Removes the elements at `offsets` (SwiftUI's `onDelete`).
+  public func remove(atOffsets offsets: IndexSet) {
+    let count = count
+    for offset in offsets { CollectionElements.checkIndex(offset, below: count) }
+    edit { _ in
+    } unmanaged: { elements in
+      for offset in offsets.reversed() { elements.remove(at: offset) }
+    } managed: { values, _ in
+      for offset in offsets.reversed() { values.remove(at: offset) }
     }
-    change { values, _ in
-      List.checkIndex(from, count: values.count)
-      List.checkIndex(to, count: values.count)
+  }
+
+  // MARK: Reordering and replacing
+
+  /// Moves the element at `from` to `to`.
+  ///
+  /// An index out of bounds stops with Realm's message.
+  public func move(from: Int, to: Int) {
+    edit { count in
+      CollectionElements.checkIndex(from, below: count)
+      CollectionElements.checkIndex(to, below: count)
+    } unmanaged: {
+      $0.insert($0.remove(at: from), at: to)
+    } managed: { values, _ in
       values.insert(values.remove(at: from), at: to)
     }
   }
 
-  /// Exchanges two elements.
-  public func swapAt(_ index1: Int, _ index2: Int) {
-    guard access != nil else {
-      storage.swapAt(index1, index2)
-      return
+  /// Moves the elements at `offsets`, in ascending order, each in turn to `destination` (to the
+  /// last position when `destination` is ``count``), as Realm's `move(fromOffsets:toOffset:)`
+  /// does for SwiftUI's `onMove`.
+  ///
+  /// An offset or destination out of bounds stops with Realm's message.
+  public func move(fromOffsets offsets: IndexSet, toOffset destination: Int) {
+    for offset in offsets {
+      move(from: offset, to: destination >= count ? destination - 1 : destination)
     }
-    change { values, _ in
-      List.checkIndex(index1, count: values.count)
-      List.checkIndex(index2, count: values.count)
+  }
+
+  /// Exchanges two elements.
+  ///
+  /// An index out of bounds stops with Realm's message.
+  public func swapAt(_ index1: Int, _ index2: Int) {
+    edit { count in
+      CollectionElements.checkIndex(index1, below: count, "index1")
+      CollectionElements.checkIndex(index2, below: count, "index2")
+    } unmanaged: {
+      $0.swapAt(index1, index2)
+    } managed: { values, _ in
       values.swapAt(index1, index2)
     }
   }
 
-  /// Stops with the index and the count when `index` is not a position of the list.
-  private static func checkIndex(_ index: Int, count: Int) {
-    precondition(index >= 0 && index < count, "Index \(index) is out of bounds (count \(count))")
-  }
-
   /// Replaces the element at `index`.
+  ///
+  /// An index out of bounds stops with Realm's message.
   public func replace(index: Int, object: Element) { self[index] = object }
 
-  /// Replaces `subrange` with `elements`.
-  public func replaceSubrange<C: Swift.Collection>(_ subrange: Range<Int>, with elements: C)
-  where C.Element == Element {
-    guard access != nil else {
-      storage.replaceSubrange(subrange, with: elements)
-      return
+  /// Replaces `subrange` (`1..<3`, `1...3`, `list.indices`) with `elements`, which may be more
+  /// or fewer.
+  ///
+  /// A range out of bounds stops with Realm's message.
+  /// - Complexity: O(*n* + *m*) for *m* new elements.
+  public func replaceSubrange<C: Swift.Collection, R: RangeExpression>(_ subrange: R, with elements: C)
+  where C.Element == Element, R.Bound == Int {
+    let newElements = Array(elements)
+    let count = count
+    // The range as it is written, checked before `relative(to:)` clamps or traps.
+    let range: Range<Int>
+    switch subrange {
+    case let closed as ClosedRange<Int>:
+      CollectionElements.checkNotNegative(closed.lowerBound)
+      CollectionElements.checkIndex(closed.upperBound, below: count)
+      range = closed.lowerBound..<closed.upperBound + 1
+    case let open as Range<Int>:
+      CollectionElements.checkNotNegative(open.lowerBound)
+      if open.upperBound > count {
+        fatalError("Index \(open.upperBound - 1) is out of bounds (must be less than \(count)).")
+      }
+      range = open
+    default:
+      range = subrange.relative(to: self)
     }
-    change { values, encode in
-      precondition(
-        subrange.lowerBound >= 0 && subrange.upperBound <= values.count,
-        "Range \(subrange) is out of bounds (count \(values.count))")
-      var new: [ListSlot] = []
-      for (offset, element) in elements.enumerated() { new.append(try encode(element, subrange.lowerBound + offset)) }
-      values.replaceSubrange(subrange, with: new)
+    edit { _ in
+    } unmanaged: {
+      $0.replaceSubrange(range, with: newElements)
+    } managed: { values, context in
+      var slots: [ListSlot] = []
+      for (offset, element) in newElements.enumerated() {
+        slots.append(ListSlot(try element._reefEncode(context.at(index: range.lowerBound + offset))))
+      }
+      values.replaceSubrange(range, with: slots)
     }
   }
 
-  public var description: String { "List<\(Element.self)> \(Array(self))" }
+  // MARK: Finding
+
+  /// The index of the first element that is `object` (for objects: the same object; for values:
+  /// an equal value), or nil.
+  /// - Complexity: O(*n*).
+  public func index(of object: Element) -> Int? {
+    let target = CollectionElements.key(object)
+    if case .value(let value) = target, let access {
+      return access.elements().firstIndex { compareBSON($0.value, value) == 0 }
+    }
+    return indices.first { CollectionElements.same(CollectionElements.key(self[$0]), target) }
+  }
+
+  /// The index of the first element matching a predicate in Realm's language (`"name == %@"`
+  /// for objects, `"self > 5"` for values), or nil.
+  ///
+  /// An invalid predicate stops with the query's message.
+  /// - Complexity: O(*n*).
+  public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
+    let matches = CollectionElements.matcher(predicateFormat, args, objectClass: Element.self as? ObjectBase.Type)
+    return indices.first { matches(self[$0]) }
+  }
+
+  /// The elements at `indexes`, in order.
+  ///
+  /// An index out of bounds stops with Realm's message.
+  public func objects(at indexes: IndexSet) -> [Element] {
+    let count = count
+    return indexes.map { index in
+      if index >= count { fatalError("Indexes for collection are out of bounds.") }
+      return self[index]
+    }
+  }
+
+  /// Realm's description: `List<Dog> <0x…> (\n\t[0] Dog {…}\n)`, the first 100 elements.
+  public var description: String {
+    CollectionElements.describe(
+      "List", CollectionElements.typeName(Element.self), address: self, count: count, Array(self))
+  }
 }
 
 extension List: _Persistable {
@@ -220,24 +405,128 @@ extension List: _Persistable {
 }
 
 extension List where Element: Object {
-  /// The list's objects that match a predicate, as ``Results`` (in the store's order unless sorted).
+  /// The list's objects that match a predicate, as live ``Results`` in the list's order.
+  ///
+  /// Stops with Realm's message for an unmanaged list, or an invalid predicate.
   public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
-    objectResults().filter(predicateFormat, args)
+    baseResults(Element.self, kind: "RLMArray").filter(predicateFormat, args)
   }
-  /// The list's objects sorted by a property.
+
+  /// The list's objects sorted by a property (a dotted path through embedded objects or a
+  /// link), as live ``Results``.
+  ///
+  /// Stops with Realm's message for an unmanaged list.
   public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
-    objectResults().sorted(byKeyPath: keyPath, ascending: ascending)
+    baseResults(Element.self, kind: "RLMArray").sorted(byKeyPath: keyPath, ascending: ascending)
   }
-  private func objectResults() -> Results<Element> {
-    guard let access else {
-      preconditionFailure("filter and sorted need a managed list; an unmanaged List is a Swift collection")
+
+  /// The list's objects sorted by several properties, the first deciding first.
+  ///
+  /// Stops with Realm's message for an unmanaged list.
+  public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Element == SortDescriptor {
+    baseResults(Element.self, kind: "RLMArray").sorted(by: sortDescriptors)
+  }
+
+  /// The list's objects with only the first of each distinct combination of the properties'
+  /// values, in the list's order.
+  ///
+  /// Stops with Realm's message for an unmanaged list.
+  public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
+    baseResults(Element.self, kind: "RLMArray").distinct(by: keyPaths)
+  }
+
+  /// The smallest value of a property among the list's objects, or nil when there is none.
+  ///
+  /// A name that is not a property stops with Realm's message.
+  public func min<T: _ReefScalar>(ofProperty property: String) -> T? {
+    guard access != nil else {
+      return CollectionElements.minimum(
+        CollectionElements.propertyValues(property, of: storage, objectClass: Element.self), as: T.self)
     }
-    let owner = access.owner
-    let identities = access.elements().map(\.value)
-    let schema = ObjectSchema.of(Element.self)
-    let field =
-      schema.primaryKeyIsID || schema.primaryKeyProperty == nil ? "_id" : schema.primaryKeyProperty!.columnName
-    return owner.reef.objects(Element.self).filter(document: [field: ["$in": .array(BSONArray(identities))]])
+    return baseResults(Element.self, kind: "RLMArray").min(ofProperty: property)
+  }
+
+  /// The largest value of a property among the list's objects, or nil when there is none.
+  ///
+  /// A name that is not a property stops with Realm's message.
+  public func max<T: _ReefScalar>(ofProperty property: String) -> T? {
+    guard access != nil else {
+      return CollectionElements.maximum(
+        CollectionElements.propertyValues(property, of: storage, objectClass: Element.self), as: T.self)
+    }
+    return baseResults(Element.self, kind: "RLMArray").max(ofProperty: property)
+  }
+
+  /// The sum of a numeric property over the list's objects (each counted as often as the list
+  /// holds it).
+  ///
+  /// A name that is not a property stops with Realm's message.
+  public func sum<T: _ReefScalar & AdditiveArithmetic>(ofProperty property: String) -> T {
+    guard access != nil else {
+      return CollectionElements.sum(
+        CollectionElements.propertyValues(property, of: storage, objectClass: Element.self), as: T.self)
+    }
+    return baseResults(Element.self, kind: "RLMArray").sum(ofProperty: property)
+  }
+
+  /// The average of a numeric property over the list's objects, or nil when there is none.
+  ///
+  /// A name that is not a property stops with Realm's message.
+  public func average<T: BinaryFloatingPoint>(ofProperty property: String) -> T? {
+    guard access != nil else {
+      return CollectionElements.average(
+        CollectionElements.propertyValues(property, of: storage, objectClass: Element.self), as: T.self)
+    }
+    return baseResults(Element.self, kind: "RLMArray").average(ofProperty: property)
+  }
+}
+
+extension List where Element: _ReefScalar {
+  /// The smallest element, or nil for an empty list.
+  /// - Complexity: O(*n*).
+  public func min() -> Element? { CollectionElements.minimum(storedValues, as: Element.self) }
+
+  /// The largest element, or nil for an empty list.
+  /// - Complexity: O(*n*).
+  public func max() -> Element? { CollectionElements.maximum(storedValues, as: Element.self) }
+
+  /// The average of the elements, or nil for an empty list.
+  /// - Complexity: O(*n*).
+  public func average<T: BinaryFloatingPoint>() -> T? { CollectionElements.average(storedValues, as: T.self) }
+
+  /// The elements' stored values.
+  private var storedValues: [BSON] {
+    guard let access else { return CollectionElements.storedValues(storage) }
+    return access.elements().map(\.value).filter { $0 != .null }
+  }
+}
+
+extension List where Element: _ReefScalar & AdditiveArithmetic {
+  /// The sum of the elements (zero for an empty list).
+  /// - Complexity: O(*n*).
+  public func sum() -> Element { reduce(.zero, +) }
+}
+
+extension List: Equatable {
+  /// Whether two lists are the same: the same managed list (the same property of the same
+  /// object of the same file), or two unmanaged lists with the same elements (objects compared
+  /// by identity), as Realm compares them.
+  public static func == (lhs: List, rhs: List) -> Bool { lhs.isEqual(rhs) }
+
+  /// Realm's spelling of `==`, for any value.
+  public func isEqual(_ object: Any?) -> Bool {
+    guard let other = object as? List else { return false }
+    if other === self { return true }
+    switch (access, other.access) {
+    case (nil, nil):
+      return storage.count == other.storage.count
+        && zip(storage, other.storage).allSatisfy { CollectionElements.same($0, $1) }
+    case (let a?, let b?):
+      return a.property === b.property && a.owner.reef.store === b.owner.reef.store
+        && a.owner.identityPath == b.owner.identityPath
+    default:
+      return false
+    }
   }
 }
 

@@ -124,12 +124,12 @@ extension Results {
     _ block: @Sendable @escaping (isolated A, ReefCollectionChange<Results<Element>>) -> Void
   ) async -> NotificationToken {
     // The query's values, not the results (which hold this thread's Reef).
-    let (conditions, sortKeys, distinctPaths) = (conditions, sortKeys, distinctPaths)
+    let definition = definition
     return await ActorObservation.observe(
       from: reef, on: actor, isolation: isolation,
       register: { reef, deliver in
-        reef.objects(Element.self).with(conditions: conditions, sortKeys: sortKeys, distinctPaths: distinctPaths)
-          .observe(keyPaths: keyPaths, deliver)
+        _ = reef.registerOrStop(Element.self)
+        return Results(reef: reef, definition: definition).observe(keyPaths: keyPaths, deliver)
       },
       failure: { .error($0) }, block)
   }

@@ -201,12 +201,12 @@ extension Results {
   ) -> NotificationToken {
     guard let queue else { return observe(keyPaths: keyPaths, block) }
     // The query's values, not the results (which hold this thread's Reef).
-    let (conditions, sortKeys, distinctPaths) = (conditions, sortKeys, distinctPaths)
+    let definition = definition
     return QueueObservation.observe(
       from: reef, on: queue,
       register: { reef, observation in
-        let results = reef.objects(Element.self).with(
-          conditions: conditions, sortKeys: sortKeys, distinctPaths: distinctPaths)
+        _ = reef.registerOrStop(Element.self)
+        let results = Results(reef: reef, definition: definition)
         return results.observe(keyPaths: keyPaths) { change in observation.deliver { block(change) } }
       },
       failed: { block(.error($0)) })

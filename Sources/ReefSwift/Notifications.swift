@@ -190,11 +190,15 @@ extension Results {
     }
     block(.initial(self))
     let collection = schema.className
+    // Results of a collection (`list.filter(…)`) change with the collection's object too.
+    let baseCollection = base?.ownerCollection
     let paths = keyPaths.map { $0.map { ChangePaths.stored($0, schema: schema) } }
     // Results through links depend on other collections: any commit reads them again.
     let linked = ResultsTracker<Element>.dependsOnOtherObjects(schema)
     return reef.addObserver { _, batch, silent in
-      let touched = !batch.isComplete || linked || batch.commits.contains { $0.touches(collection) }
+      let touched =
+        !batch.isComplete || linked
+        || batch.commits.contains { $0.touches(collection) || baseCollection.map($0.touches) == true }
       guard touched else { return }
       let change: CollectionDiff?
       do {

@@ -169,17 +169,19 @@ extension Results {
     } catch {
       return .only(.error(error))
     }
-    let (schema, conditions, sortKeys, distinct) = (schema, conditions, sortKeys, distinctPaths)
+    let definition = definition
     let collection = schema.className
+    let baseCollection = base?.ownerCollection
     let paths = keyPaths.map { $0.map { ChangePaths.stored($0, schema: schema) } }
     // Results through links depend on other collections: any commit reads them again.
     let linked = ResultsTracker<Element>.dependsOnOtherObjects(schema)
     return FrozenFeed.start(from: frozen.reef, initial: .initial(frozen), failure: failure) {
       reef, batch, continuation in
-      let touched = !batch.isComplete || linked || batch.commits.contains { $0.touches(collection) }
+      let touched =
+        !batch.isComplete || linked
+        || batch.commits.contains { $0.touches(collection) || baseCollection.map($0.touches) == true }
       guard touched else { return true }
-      let results = Results(
-        reef: reef, schema: schema, conditions: conditions, sortKeys: sortKeys, distinctPaths: distinct)
+      let results = Results<Element>(reef: reef, definition: definition)
       // Followed object by object, as `observe` does, in the batch's frozen state.
       tracker.results = results
       let change: CollectionDiff?

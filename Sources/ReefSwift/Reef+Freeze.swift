@@ -234,9 +234,7 @@ extension Results {
   /// - Throws: what ``Reef/freeze()`` throws.
   public func freeze() throws(ReefError) -> Results {
     if isFrozen { return self }
-    return Results(
-      reef: try reef.freeze(), schema: schema, conditions: conditions, sortKeys: sortKeys,
-      distinctPaths: distinctPaths)
+    return Results(reef: try reef.freeze(), definition: definition)
   }
 
   /// These results, live, over a live `Reef` of the calling thread. Live results return
@@ -246,8 +244,7 @@ extension Results {
     guard isFrozen else { return self }
     let live = try reef.thaw()
     _ = live.registerOrStop(Element.self)
-    return Results(
-      reef: live, schema: schema, conditions: conditions, sortKeys: sortKeys, distinctPaths: distinctPaths)
+    return Results(reef: live, definition: definition)
   }
 }
 

@@ -14,12 +14,16 @@ import ReefStore
 /// query runs in the store over the stored bytes, with an index where the planner finds one.
 /// Iterating streams the matches; ``count`` counts without making objects.
 public struct Results<Element: Object>: RandomAccessCollection, CustomStringConvertible {
-  let reef: Reef
+  /// The `Reef` the results read (a frozen one for frozen results).
+  public let reef: Reef
   let schema: ObjectSchema
   let conditions: [QueryNode]
   let sortKeys: [SortKey]
   /// Stored paths whose combination of values each object must have first (``distinct(by:)``).
   let distinctPaths: [String]
+  /// The collection property whose objects these results are, in its order (`list.filter(…)`);
+  /// nil for results over every object of the type.
+  let base: ResultsBase?
   private let snapshot = Snapshot()
 
   /// The matching documents' `_id`s in order, kept for one version of the `Reef`.
@@ -33,26 +37,44 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   /// What the results depend on (see ``Reef/resultsVersion(_:structuralOnly:)``): changing an
   /// object's properties leaves the order of `objects(T.self)` as it was.
   private var currentVersion: [Int] {
-    reef.resultsVersion(
-      schema.className, structuralOnly: conditions.isEmpty && sortKeys.isEmpty && distinctPaths.isEmpty)
+    let own = reef.resultsVersion(
+      schema.className,
+      structuralOnly: conditions.isEmpty && sortKeys.isEmpty && distinctPaths.isEmpty && base == nil)
+    guard let base else { return own }
+    return own + reef.resultsVersion(base.ownerCollection, structuralOnly: false)
   }
 
   init(
     reef: Reef, schema: ObjectSchema, conditions: [QueryNode] = [], sortKeys: [SortKey] = [],
-    distinctPaths: [String] = []
+    distinctPaths: [String] = [], base: ResultsBase? = nil
   ) {
     self.reef = reef
     self.schema = schema
     self.conditions = conditions
     self.sortKeys = sortKeys
     self.distinctPaths = distinctPaths
+    self.base = base
   }
 
   /// The same results with other conditions, sort or distinct paths.
   func with(conditions: [QueryNode]? = nil, sortKeys: [SortKey]? = nil, distinctPaths: [String]? = nil) -> Results {
     Results(
       reef: reef, schema: schema, conditions: conditions ?? self.conditions, sortKeys: sortKeys ?? self.sortKeys,
-      distinctPaths: distinctPaths ?? self.distinctPaths)
+      distinctPaths: distinctPaths ?? self.distinctPaths, base: base)
+  }
+
+  /// What the results are, apart from the `Reef` they read: the same results are made of it in
+  /// another `Reef` of the file (frozen, thawed, on another thread or queue).
+  var definition: ResultsDefinition {
+    ResultsDefinition(
+      schema: schema, conditions: conditions, sortKeys: sortKeys, distinctPaths: distinctPaths, base: base)
+  }
+
+  /// The results a definition describes, read by `reef`.
+  init(reef: Reef, definition: ResultsDefinition) {
+    self.init(
+      reef: reef, schema: definition.schema, conditions: definition.conditions, sortKeys: definition.sortKeys,
+      distinctPaths: definition.distinctPaths, base: definition.base)
   }
 
   /// The conditions as one query node, not yet compiled (links are resolved first).
@@ -135,7 +157,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   /// How many objects match, counted now; what stops ``count`` is thrown instead.
   /// - Throws: as ``fetch()``.
   public func fetchCount() throws(ReefError) -> Int {
-    if distinctPaths.isEmpty {
+    if distinctPaths.isEmpty && base == nil {
       let cursor = try cursor(sorted: false)
       return try read { () throws(StoreError) in try cursor.count() }
     }
@@ -178,29 +200,62 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   }
 
   private func sortedDocuments() throws(ReefError) -> () throws(ReefError) -> Document? {
+    if let base {
+      var sorted = sortedHere(try baseDocuments(base)).makeIterator()
+      return { () throws(ReefError) -> Document? in sorted.next() }
+    }
     let cursor = try cursor()
     guard sortsThroughLinks else {
       return { () throws(ReefError) -> Document? in try read { () throws(StoreError) in try cursor.next() } }
     }
-    var keyed: [([BSON], Document)] = []
-    while let document = try read({ () throws(StoreError) in try cursor.next() }) {
-      let keys = sortKeys.map { key in
-        LinkPaths.sortValue(of: key.path, schema: schema)?(document, reef) ?? document[key.path.description] ?? .null
-      }
-      keyed.append((keys, document))
-    }
-    keyed.sort { a, b in
-      for (index, key) in sortKeys.enumerated() {
-        let order = compareBSON(a.0[index], b.0[index])
-        if order != 0 { return key.ascending ? order < 0 : order > 0 }
-      }
-      return false
-    }
-    var sorted = keyed.map(\.1).makeIterator()
+    var documents: [Document] = []
+    while let document = try read({ () throws(StoreError) in try cursor.next() }) { documents.append(document) }
+    var sorted = sortedHere(documents).makeIterator()
     return { () throws(ReefError) -> Document? in sorted.next() }
   }
 
-  private func ids() -> [BSON] {
+  /// `documents` sorted here by the results' sort keys (stable: equal ones keep their order).
+  private func sortedHere(_ documents: [Document]) -> [Document] {
+    guard !sortKeys.isEmpty else { return documents }
+    var keyed: [(keys: [BSON], position: Int, document: Document)] = []
+    for (position, document) in documents.enumerated() {
+      let keys = sortKeys.map { key in
+        LinkPaths.sortValue(of: key.path, schema: schema)?(document, reef) ?? document[key.path.description] ?? .null
+      }
+      keyed.append((keys, position, document))
+    }
+    keyed.sort { a, b in
+      for (index, key) in sortKeys.enumerated() {
+        let order = compareBSON(a.keys[index], b.keys[index])
+        if order != 0 { return key.ascending ? order < 0 : order > 0 }
+      }
+      return a.position < b.position
+    }
+    return keyed.map(\.document)
+  }
+
+  /// The documents of the base collection's objects that match the conditions, in the
+  /// collection's order (an object the collection holds twice comes twice).
+  private func baseDocuments(_ base: ResultsBase) throws(ReefError) -> [Document] {
+    let identities = base.identities(in: reef)
+    guard !identities.isEmpty else { return [] }
+    let restriction: QueryNode
+    do {
+      restriction = try Query(filter: [schema.identityColumn: ["$in": .array(BSONArray(identities))]]).node
+    } catch {
+      throw compileError(error)
+    }
+    let matching = Results(
+      reef: reef, schema: schema, conditions: conditions + [restriction], sortKeys: [], distinctPaths: [])
+    let cursor = try matching.cursor(sorted: false)
+    var byIdentity: [BSON: Document] = [:]
+    while let document = try read({ () throws(StoreError) in try cursor.next() }) {
+      byIdentity[DocumentChange.identity(of: reef.identity(of: schema, document: document))] = document
+    }
+    return identities.compactMap { byIdentity[DocumentChange.identity(of: $0)] }
+  }
+
+  func ids() -> [BSON] {
     do {
       return try fetchIDs()
     } catch {
@@ -259,13 +314,20 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   }
 
   /// The object at `position` in the results' order.
+  ///
+  /// A position out of bounds stops with Realm's message.
   public subscript(position: Int) -> Element {
     let gate = reef.enterSnapshot()
     defer { gate?.unlock() }
-    let id = ids()[position]
-    guard let document = try? reef.transaction().collection(schema.className).document(forID: id) else {
-      preconditionFailure("the object at \(position) of the results is gone")
+    let ids = ids()
+    CollectionElements.checkIndex(position, below: ids.count)
+    let document: Document?
+    do {
+      document = try readDocument(id: ids[position])
+    } catch {
+      stop(error)
     }
+    guard let document else { fatalError("the object at \(position) of the results is gone") }
     return reef.object(Element.self, schema: schema, document: document)
   }
 
@@ -290,7 +352,15 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
       results: self,
       documents: AnyIterator {
         while let id = ids.next() {
-          if let document = try? reef.transaction().collection(collection).document(forID: id) { return document }
+          let document: Document?
+          do {
+            document = try storeCall(type: collection) { () throws(StoreError) in
+              try reef.transaction().collection(collection).document(forID: id)
+            }
+          } catch {
+            fatalError("reading Results<\(collection)> failed: \(error)")
+          }
+          if let document { return document }
         }
         return nil
       })
@@ -393,12 +463,18 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     schema.requireProperty(property)
     let path = FieldMapping(schema).map(FieldPath(property)).description
     var values: [(value: BSON, element: Document.Element)] = []
+    func take(_ document: Document) {
+      if let element = document.element(atPath: path), element.type != .null {
+        values.append((element.value, element))
+      }
+    }
     do {
-      let cursor = try cursor(sorted: false)
-      while let document = try read({ () throws(StoreError) in try cursor.next() }) {
-        if let element = document.element(atPath: path), element.type != .null {
-          values.append((element.value, element))
-        }
+      if base != nil {
+        // Each of the collection's objects as often as it holds it.
+        try forEachDocument { take($0) }
+      } else {
+        let cursor = try cursor(sorted: false)
+        while let document = try read({ () throws(StoreError) in try cursor.next() }) { take(document) }
       }
     } catch {
       stop(error)
@@ -443,17 +519,10 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     return with(distinctPaths: paths.map { FieldMapping(schema).map(FieldPath($0)).description })
   }
 
-  /// The type, the count and, as Realm prints them, the first 100 objects with their
-  /// properties.
+  /// Realm's description: `Results<Dog> <0x…> (\n\t[0] Dog {…}\n)`, the first 100 objects,
+  /// each indented one level.
   public var description: String {
-    let shown = 100
-    var lines = ["Results<\(schema.className)> (\(count) objects) ("]
-    for (index, object) in prefix(shown).enumerated() {
-      lines.append("\t[\(index)] " + object.description.replacingOccurrences(of: "\n", with: "\n\t"))
-    }
-    if count > shown { lines.append("\t... \(count - shown) objects more") }
-    lines.append(")")
-    return lines.joined(separator: "\n")
+    CollectionElements.describe("Results", schema.className, address: snapshot, count: count, prefix(100))
   }
 }
 

@@ -41,7 +41,8 @@ final class ResultsTracker<Element: Object> {
     self.results = results
     collection = results.schema.className
     sort = results.sortKeys.isEmpty ? nil : SortSpecification(results.sortKeys)
-    isIncremental = results.distinctPaths.isEmpty && !ResultsTracker.dependsOnOtherObjects(results.schema)
+    isIncremental =
+      results.distinctPaths.isEmpty && results.base == nil && !ResultsTracker.dependsOnOtherObjects(results.schema)
     try reload()
   }
 

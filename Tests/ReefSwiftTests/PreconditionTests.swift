@@ -67,7 +67,7 @@ struct Smuggled<Value>: @unchecked Sendable {
     }
   }
 
-  @Test func aManagedListIndexOutOfBoundsStopsWithTheIndexAndCount() async {
+  @Test func aManagedListIndexOutOfBoundsStopsWithRealmsMessage() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       runOrExitCleanly {
         let (reef, _) = try openReef()
@@ -76,10 +76,10 @@ struct Smuggled<Value>: @unchecked Sendable {
         try reef.write { tenant.buildings.swapAt(0, 5) }
       }
     }
-    #expect(stderr(result).contains("Index 5 is out of bounds (count 2)"), "\(stderr(result))")
+    #expect(stderr(result).contains("Index 5 is out of bounds (must be less than 2)."), "\(stderr(result))")
   }
 
-  @Test func readingAManagedListPastItsEndStopsWithTheIndexAndCount() async {
+  @Test func readingAManagedListPastItsEndStopsWithRealmsMessage() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       runOrExitCleanly {
         let (reef, _) = try openReef()
@@ -88,7 +88,7 @@ struct Smuggled<Value>: @unchecked Sendable {
         _ = tenant.buildings[3].city
       }
     }
-    #expect(stderr(result).contains("Index 3 is out of bounds (count 1)"), "\(stderr(result))")
+    #expect(stderr(result).contains("Index 3 is out of bounds (must be less than 1)."), "\(stderr(result))")
   }
 
   @Test func appendingToAManagedListOutsideAWriteStops() async {

@@ -1,0 +1,201 @@
+import Dispatch
+import ReefBSON
+
+/// Any ``ReefCollection`` of objects of one type: Realm's `AnyRealmCollection`, which
+/// ``Results``, a ``List``, a ``MutableSet`` or ``LinkingObjects`` can be stored as, so that
+/// code that reads them needs no generic parameter.
+///
+/// ```swift
+/// func names(_ dogs: AnyReefCollection<Dog>) -> [String] { dogs.map(\.name) }
+/// names(AnyReefCollection(reef.objects(Dog.self)))
+/// names(AnyReefCollection(person.dogs))
+/// ```
+/// Every call goes to the collection it wraps (its `description` too).
+public struct AnyReefCollection<Element: Object>: ReefCollection {
+  private let box: AnyCollectionBox<Element>
+
+  /// The collection `base`, erased (an `AnyReefCollection` is not wrapped twice).
+  public init<C: ReefCollection>(_ base: C) where C.Element == Element {
+    if let erased = base as? AnyReefCollection { self = erased } else { box = CollectionBox(base) }
+  }
+
+  public var startIndex: Int { 0 }
+  public var endIndex: Int { box.count }
+  /// The number of objects.
+  public var count: Int { box.count }
+  /// The object at `position`; a position out of bounds stops with Realm's message.
+  public subscript(position: Int) -> Element { box[position] }
+  /// The wrapped collection's description (`Results<Dog> <0x…> (…)`, `List<Dog> <0x…> (…)`).
+  public var description: String { box.description }
+
+  /// The `Reef` of the wrapped collection, or nil when it is unmanaged.
+  public var realm: Reef? { box.realm }
+  /// Whether the wrapped collection can no longer be read.
+  public var isInvalidated: Bool { box.isInvalidated }
+  /// Whether the wrapped collection is frozen.
+  public var isFrozen: Bool { box.isFrozen }
+  public var _threadSafeLocator: _ThreadSafeLocator { box.locator }
+
+  /// The position of `object`, or nil when the collection does not hold it (stops for a
+  /// ``MutableSet``, as Realm's).
+  public func index(of object: Element) -> Int? { box.index(of: object) }
+  /// The position of the first object that matches a predicate, or nil (stops for a
+  /// ``MutableSet``, as Realm's).
+  public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
+    box.index(matching: predicateFormat, args)
+  }
+  /// The objects at `indexes`, in order.
+  public func objects(at indexes: IndexSet) -> [Element] { box.objects(at: indexes) }
+
+  /// The objects that match a predicate in Realm's language, as live ``Results``.
+  public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
+    box.filter(predicateFormat, args)
+  }
+  /// The objects sorted by a property, as live ``Results``.
+  public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
+    box.sorted(by: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
+  }
+  /// The objects sorted by several properties, the first deciding first.
+  public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Element == SortDescriptor {
+    box.sorted(by: Array(sortDescriptors))
+  }
+  /// The objects with only the first of each distinct combination of the properties' values.
+  public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
+    box.distinct(by: Array(keyPaths))
+  }
+
+  /// The smallest value of a property among the objects, or nil when there is none.
+  public func min<T: _ReefScalar>(ofProperty property: String) -> T? { box.min(property) }
+  /// The largest value of a property among the objects, or nil when there is none.
+  public func max<T: _ReefScalar>(ofProperty property: String) -> T? { box.max(property) }
+  /// The sum of a numeric property over the objects.
+  public func sum<T: _ReefScalar & AdditiveArithmetic>(ofProperty property: String) -> T { box.sum(property) }
+  /// The average of a numeric property over the objects, or nil when there is none.
+  public func average<T: BinaryFloatingPoint>(ofProperty property: String) -> T? { box.average(property) }
+
+  /// Calls `block` with the wrapped collection's changes, each carrying the collection erased
+  /// (see the wrapped type's `observe`); on `queue` when one is given.
+  public func observe(
+    keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+    _ block: @escaping (ReefCollectionChange<AnyReefCollection>) -> Void
+  ) -> NotificationToken {
+    box.observe(keyPaths: keyPaths, on: queue, block)
+  }
+
+  /// The wrapped collection's frozen snapshot, erased.
+  /// - Throws: what the wrapped collection's `freeze()` throws.
+  public func freeze() throws(ReefError) -> AnyReefCollection { try box.freeze() }
+
+  /// The wrapped collection's live counterpart, erased; nil when its object was deleted.
+  /// - Throws: what the wrapped collection's `thaw()` throws.
+  public func thaw() throws -> AnyReefCollection? { try box.thaw() }
+
+  public func _reefFreeze() throws(ReefError) -> AnyReefCollection { try freeze() }
+  public func _reefThaw() throws -> AnyReefCollection? { try thaw() }
+}
+
+/// The calls of an ``AnyReefCollection``, made on the collection it wraps (``CollectionBox``).
+class AnyCollectionBox<Element: Object> {
+  var count: Int { fatalError("abstract") }
+  subscript(position: Int) -> Element { fatalError("abstract") }
+  var description: String { fatalError("abstract") }
+  var realm: Reef? { fatalError("abstract") }
+  var isInvalidated: Bool { fatalError("abstract") }
+  var isFrozen: Bool { fatalError("abstract") }
+  var locator: _ThreadSafeLocator { fatalError("abstract") }
+  func index(of object: Element) -> Int? { fatalError("abstract") }
+  func index(matching format: String, _ args: [Any]) -> Int? { fatalError("abstract") }
+  func objects(at indexes: IndexSet) -> [Element] { fatalError("abstract") }
+  func filter(_ format: String, _ args: [Any]) -> Results<Element> { fatalError("abstract") }
+  func sorted(by descriptors: [SortDescriptor]) -> Results<Element> { fatalError("abstract") }
+  func distinct(by keyPaths: [String]) -> Results<Element> { fatalError("abstract") }
+  func min<T: _ReefScalar>(_ property: String) -> T? { fatalError("abstract") }
+  func max<T: _ReefScalar>(_ property: String) -> T? { fatalError("abstract") }
+  func sum<T: _ReefScalar & AdditiveArithmetic>(_ property: String) -> T { fatalError("abstract") }
+  func average<T: BinaryFloatingPoint>(_ property: String) -> T? { fatalError("abstract") }
+  func observe(
+    keyPaths: [String]?, on queue: DispatchQueue?,
+    _ block: @escaping (ReefCollectionChange<AnyReefCollection<Element>>) -> Void
+  ) -> NotificationToken { fatalError("abstract") }
+  func freeze() throws(ReefError) -> AnyReefCollection<Element> { fatalError("abstract") }
+  func thaw() throws -> AnyReefCollection<Element>? { fatalError("abstract") }
+}
+
+/// An ``AnyCollectionBox`` over a collection of a known type.
+final class CollectionBox<Base: ReefCollection>: AnyCollectionBox<Base.Element> {
+  let base: Base
+  init(_ base: Base) { self.base = base }
+
+  override var count: Int { base.count }
+  override subscript(position: Int) -> Base.Element { base[position] }
+  override var description: String { base.description }
+  override var realm: Reef? { base.realm }
+  override var isInvalidated: Bool { base.isInvalidated }
+  override var isFrozen: Bool { base.isFrozen }
+  override var locator: _ThreadSafeLocator {
+    let inner = base._threadSafeLocator
+    return _ThreadSafeLocator(store: inner.store) { reef in
+      (inner.find(reef) as? Base).map { AnyReefCollection($0) }
+    }
+  }
+  override func index(of object: Base.Element) -> Int? { base.index(of: object) }
+  override func index(matching format: String, _ args: [Any]) -> Int? {
+    // A variadic requirement takes its arguments one by one: match them here instead.
+    if base is MutableSet<Base.Element> { fatalError("index(matching:) is not available on MutableSet") }
+    let matches = CollectionElements.matcher(format, args, objectClass: Base.Element.self)
+    return base.indices.first { matches(base[$0]) }
+  }
+  override func objects(at indexes: IndexSet) -> [Base.Element] { base.objects(at: indexes) }
+  override func filter(_ format: String, _ args: [Any]) -> Results<Base.Element> {
+    base.sorted(by: []).filter(format, args)
+  }
+  override func sorted(by descriptors: [SortDescriptor]) -> Results<Base.Element> { base.sorted(by: descriptors) }
+  override func distinct(by keyPaths: [String]) -> Results<Base.Element> { base.distinct(by: keyPaths) }
+  override func min<T: _ReefScalar>(_ property: String) -> T? { base.min(ofProperty: property) }
+  override func max<T: _ReefScalar>(_ property: String) -> T? { base.max(ofProperty: property) }
+  override func sum<T: _ReefScalar & AdditiveArithmetic>(_ property: String) -> T { base.sum(ofProperty: property) }
+  override func average<T: BinaryFloatingPoint>(_ property: String) -> T? { base.average(ofProperty: property) }
+  override func observe(
+    keyPaths: [String]?, on queue: DispatchQueue?,
+    _ block: @escaping (ReefCollectionChange<AnyReefCollection<Base.Element>>) -> Void
+  ) -> NotificationToken {
+    base.observe(keyPaths: keyPaths, on: queue) { change in
+      switch change {
+      case .initial(let collection): block(.initial(AnyReefCollection(collection)))
+      case .update(let collection, let deletions, let insertions, let modifications):
+        block(
+          .update(
+            AnyReefCollection(collection), deletions: deletions, insertions: insertions, modifications: modifications))
+      case .error(let error): block(.error(error))
+      }
+    }
+  }
+  override func freeze() throws(ReefError) -> AnyReefCollection<Base.Element> {
+    AnyReefCollection(try base._reefFreeze())
+  }
+  override func thaw() throws -> AnyReefCollection<Base.Element>? {
+    try base._reefThaw().map { AnyReefCollection($0) }
+  }
+}
+
+// MARK: The collections
+
+extension Results: ReefCollection {
+  public func _reefFreeze() throws(ReefError) -> Results { try freeze() }
+  public func _reefThaw() throws -> Results? { try thaw() }
+}
+
+extension List: ReefCollection where Element: Object {
+  public func _reefFreeze() throws(ReefError) -> List { try freeze() }
+  public func _reefThaw() throws -> List? { try thaw() }
+}
+
+extension MutableSet: ReefCollection where Element: Object {
+  public func _reefFreeze() throws(ReefError) -> MutableSet { try freeze() }
+  public func _reefThaw() throws -> MutableSet? { try thaw() }
+}
+
+extension LinkingObjects: ReefCollection where Element: Object {
+  public func _reefFreeze() throws(ReefError) -> LinkingObjects { try freeze() }
+  public func _reefThaw() throws -> LinkingObjects? { try thaw() }
+}
