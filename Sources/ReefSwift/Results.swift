@@ -24,6 +24,9 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   /// The collection property whose objects these results are, in its order (`list.filter(…)`);
   /// nil for results over every object of the type.
   let base: ResultsBase?
+  /// The `Reef`'s ``Reef/invalidations`` when these results were made: a later
+  /// ``Reef/invalidate()`` makes them ``isInvalidated``.
+  let generation: Int
   private let snapshot = Snapshot()
 
   /// The matching documents' `_id`s in order, kept for one version of the `Reef`.
@@ -54,6 +57,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     self.sortKeys = sortKeys
     self.distinctPaths = distinctPaths
     self.base = base
+    generation = reef.invalidations
   }
 
   /// The same results with other conditions, sort or distinct paths.

@@ -13,12 +13,15 @@ import Testing
     let dogs = ann.dogs
     let results = reef.objects(Person.self)
     #expect(results.count == 1)
+    #expect(!results.isInvalidated)
     reef.invalidate()
     #expect(ann.isInvalidated)
     #expect(dogs.isInvalidated)
+    #expect(results.isInvalidated, "as Realm's")
+    #expect(!reef.objects(Person.self).isInvalidated)
     try reef.write { reef.add(makePerson(2, "Bob")) }
     #expect(ann.isInvalidated, "an object read before invalidate() stays invalidated")
-    #expect(results.count == 2, "results read the file again")
+    #expect(results.count == 2, "results read the file again (Realm refuses to read them)")
     let again = try #require(reef.object(ofType: Person.self, forPrimaryKey: 1))
     #expect(!again.isInvalidated)
     #expect(again.dogs.map(\.name) == ["Rex"])
