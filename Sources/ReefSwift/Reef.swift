@@ -554,12 +554,22 @@ public final class Reef {
     return try collection.document(forID: identity)
   }
 
-  /// The managed object a link value names, or nil for a dangling link.
+  /// The managed object a link value names, or nil for a dangling link. A read that fails
+  /// (a damaged file) stops, naming the link, rather than look like a dangling one.
   func linkedObject(_ objectClass: ObjectBase.Type, identity: BSON) -> ObjectBase? {
-    guard let schema = try? register(objectClass), let document = try? document(of: schema, identity: identity) else {
-      return nil
-    }
+    let schema = registerOrStop(objectClass)
+    guard let document = storedDocument(of: schema, identity: identity) else { return nil }
     return object(objectClass, schema: schema, document: document)
+  }
+
+  /// ``document(of:identity:)`` for the reads that cannot throw: a failed read stops with the
+  /// store's error.
+  func storedDocument(of schema: ObjectSchema, identity: BSON) -> Document? {
+    do {
+      return try document(of: schema, identity: identity)
+    } catch {
+      fatalError("reading the \(schema.className) with key \(identity) failed: \(error)")
+    }
   }
 
   /// All objects of a type: a live, lazy ``Results``.
@@ -577,7 +587,7 @@ public final class Reef {
     let schema = registerOrStop(type)
     if schema.primaryKeyProperty == nil { fatalError("'\(schema.className)' does not have a primary key") }
     guard let identity = BSONArgument.bson(typed: key), identity != .null || schema.primaryKeyProperty!.isOptional,
-      let document = try? document(of: schema, identity: identity)
+      let document = storedDocument(of: schema, identity: identity)
     else { return nil }
     return object(type, schema: schema, document: document)
   }
