@@ -193,7 +193,7 @@ print("Contacts left: \(realm.objects(Contact.self).count)")
 
 print("\n== JSON Schema: embedded objects are embedded documents in the parent's schema")
 for type in ["Contact", "Business"] {
-  print(realm.schema[type]?.extendedJSON(.relaxed) ?? "no schema for \(type)")
+  print(try realm.jsonSchema[type]?.extendedJSON(.relaxed) ?? "no schema for \(type)")
 }
 
 // MARK: The stored documents, and a mongodump directory

@@ -8,8 +8,9 @@ struct PredicateToken {
     case word
     /// A literal: string, number, date, `oid(…)`, `uuid(…)`, `B64"…"`.
     case value(BSON)
-    /// `%@` (`nil`: the next sequential argument) or `$n` (the argument at index n).
-    case argument(Int?)
+    /// An argument's place: `%@`, `%d`, `%f`, `%s`… (the next argument in order) or `$n` (the
+    /// argument at index n).
+    case argument(PredicateArgument)
     /// An operator or punctuation mark; ``PredicateToken/text`` holds it.
     case symbol
     /// `.@count` and the like after a closing parenthesis (`SUBQUERY(…).@count`): the name
@@ -24,11 +25,14 @@ struct PredicateToken {
   var text: String
   /// The 1-based column (in characters) of the token's first character.
   var column: Int
+  /// Whether the word holds a key path given as an argument (`%K`): then ``text`` is that key
+  /// path, and it is never a keyword (`%K` given `"and"` names a property `and`).
+  var isSubstitutedKeyPath = false
 
   /// The upper-cased word when this token is a single-segment identifier that could be a
   /// keyword; `nil` otherwise.
   var keyword: String? {
-    guard case .word = kind, !text.contains("."), !text.hasPrefix("$") else { return nil }
+    guard case .word = kind, !isSubstitutedKeyPath, !text.contains("."), !text.hasPrefix("$") else { return nil }
     return text.uppercased()
   }
 
@@ -54,18 +58,51 @@ struct PredicateToken {
   }
 }
 
+/// Where an argument placeholder takes its value, and what that value must be.
+struct PredicateArgument {
+  /// What a placeholder accepts, from its conversion character.
+  enum Conversion {
+    /// `%@` and `$n`: any value.
+    case object
+    /// `%d`, `%i`, `%o`, `%u`, `%x`, `%X` (with a length such as `%ld`, `%lld`, `%hd`, `%qd`,
+    /// `%zd`): an integer or a Bool.
+    case integer
+    /// `%f`, `%F`, `%e`, `%E`, `%g`, `%G`, `%a`, `%A` (also `%lf`, `%Lf`): a number.
+    case floatingPoint
+    /// `%s`, `%S`: a string.
+    case string
+  }
+
+  /// The 0-based index of the argument.
+  var index: Int
+  /// Whether the placeholder is a `%` one, numbered in order of appearance (`$n` names its
+  /// index).
+  var isSequential: Bool
+  var conversion: Conversion
+}
+
 /// Splits a predicate string into ``PredicateToken``s; literal values are decoded here, so a
 /// malformed string, number, date, ObjectId or UUID is reported at its own column.
+///
+/// `%` placeholders are numbered here, in order of appearance, and `%K` (a key path given as an
+/// argument) is replaced by its argument, so that `%K.%K` and `address.%K` are one key path.
 struct PredicateLexer {
   private let chars: [Character]
   private var index = 0
+  /// The arguments, for `%K`.
+  private let arguments: [BSON]
+  /// The index of the argument that the next `%` placeholder takes.
+  private var nextSequentialArgument = 0
 
-  private init(_ text: String) { chars = Array(text) }
+  private init(_ text: String, arguments: [BSON]) {
+    chars = Array(text)
+    self.arguments = arguments
+  }
 
-  /// All tokens of `text`, ending with a `.end` token.
-  /// - Complexity: O(n) in the length of `text`.
-  static func tokenize(_ text: String) throws(QueryError) -> [PredicateToken] {
-    var lexer = PredicateLexer(text)
+  /// All tokens of `text`, ending with a `.end` token; `%K` takes its key path from `arguments`.
+  /// - Complexity: O(n) in the length of `text`, plus the length of the key paths substituted.
+  static func tokenize(_ text: String, arguments: [BSON] = []) throws(QueryError) -> [PredicateToken] {
+    var lexer = PredicateLexer(text, arguments: arguments)
     var tokens: [PredicateToken] = []
     while true {
       let token = try lexer.next()
@@ -124,7 +161,9 @@ struct PredicateLexer {
       return PredicateToken(kind: .aggregateSuffix(name), text: text(from: start), column: start + 1)
     }
     if c == "T", let token = try timestamp() { return token }
-    if Self.isIdentifierStart(c) || (c == "$" && Self.isIdentifierStart(peek(1))) { return try word() }
+    if Self.isIdentifierStart(c) || (c == "$" && Self.isIdentifierStart(peek(1))) || (c == "%" && peek(1) == "K") {
+      return try word()
+    }
     if c == "$" {
       index += 1
       guard Self.isDigit(peek()) else {
@@ -136,19 +175,10 @@ struct PredicateLexer {
       guard let n = Int(written.dropFirst()) else {
         throw error(.argument, "argument '\(written)' is out of range", at: start)
       }
-      return PredicateToken(kind: .argument(n), text: written, column: start + 1)
+      let argument = PredicateArgument(index: n, isSequential: false, conversion: .object)
+      return PredicateToken(kind: .argument(argument), text: written, column: start + 1)
     }
-    if c == "%" {
-      index += 1
-      guard peek() == "@" else {
-        if peek() == "K" {
-          throw error(.unsupported, "'%K' key path substitution is not supported; write the key path", at: start)
-        }
-        throw error(.syntax, "expected '%@' but found '%' followed by \(describeNext())", at: start)
-      }
-      index += 1
-      return PredicateToken(kind: .argument(nil), text: "%@", column: start + 1)
-    }
+    if c == "%" { return try formatSpecifier() }
     return try symbol()
   }
 
@@ -178,28 +208,122 @@ struct PredicateLexer {
 
   private func describe(_ c: Character?) -> String { c.map { "'\($0)'" } ?? "end of predicate" }
 
-  /// An identifier or key path; `oid(…)`, `uuid(…)` and `B64"…"` literals start like words.
+  /// An identifier or key path, whose segments may be `%K` (a key path given as an argument);
+  /// `oid(…)`, `uuid(…)` and `B64"…"` literals start like words.
   private mutating func word() throws(QueryError) -> PredicateToken {
     let start = index
-    index += 1  // the first letter, `_` or `$`
-    while Self.isIdentifierContinue(peek()) { index += 1 }
-    let head = text(from: start)
-    let lower = head.lowercased()
-    if (lower == "oid" || lower == "uuid") && peek() == "(" { return try functionLiteral(lower, start: start) }
-    if head == "B64" && peek() == "\"" { return try base64(start: start) }
-    // Further segments: `.name`, `.0`, `.@count`.
+    var path: String
+    var substituted = false
+    if peek() == "%" {
+      path = try substitutedKeyPath()
+      substituted = true
+    } else {
+      index += 1  // the first letter, `_` or `$`
+      while Self.isIdentifierContinue(peek()) { index += 1 }
+      path = text(from: start)
+      let lower = path.lowercased()
+      if (lower == "oid" || lower == "uuid") && peek() == "(" { return try functionLiteral(lower, start: start) }
+      if path == "B64" && peek() == "\"" { return try base64(start: start) }
+    }
+    // Further segments: `.name`, `.0`, `.@count`, `.%K`.
     while peek() == "." {
+      let segmentStart = index + 1
       if Self.isIdentifierContinue(peek(1)) {
         index += 1
         while Self.isIdentifierContinue(peek()) { index += 1 }
+        path += "." + text(from: segmentStart)
       } else if peek(1) == "@" && Self.isIdentifierStart(peek(2)) {
         index += 2
         while Self.isIdentifierContinue(peek()) { index += 1 }
+        path += "." + text(from: segmentStart)
+      } else if peek(1) == "%" && peek(2) == "K" {
+        index += 1
+        path += "." + (try substitutedKeyPath())
+        substituted = true
       } else {
         break
       }
     }
-    return PredicateToken(kind: .word, text: text(from: start), column: start + 1)
+    return PredicateToken(kind: .word, text: path, column: start + 1, isSubstitutedKeyPath: substituted)
+  }
+
+  /// The key path that the `%K` at the current position stands for: the next argument in order,
+  /// which must be a string of names separated by `.`.
+  private mutating func substitutedKeyPath() throws(QueryError) -> String {
+    let start = index
+    index += 2  // "%K"
+    let number = nextSequentialArgument
+    nextSequentialArgument += 1
+    guard number < arguments.count else {
+      throw error(
+        .argument, "no argument for '%K' number \(number + 1): \(arguments.count) argument(s) were given", at: start)
+    }
+    guard case .string(let path) = arguments[number] else {
+      throw error(
+        .argument,
+        "the argument for '%K' number \(number + 1) must be a string naming a key path but is "
+          + PredicateParser.typeName(arguments[number]), at: start)
+    }
+    let segments = path.split(separator: ".", omittingEmptySubsequences: false)
+    guard segments.allSatisfy({ !$0.isEmpty }), !path.hasPrefix("$") else {
+      throw error(
+        .argument,
+        "the argument for '%K' number \(number + 1) is \(path.debugDescription), which is not a key path: "
+          + "expected names separated by '.'", at: start)
+    }
+    return path
+  }
+
+  /// A `%` placeholder other than `%K`: `%@`, or a printf-style specifier (`%d`, `%ld`, `%f`,
+  /// `%s`…), which takes the next argument in order and says what it must be.
+  private mutating func formatSpecifier() throws(QueryError) -> PredicateToken {
+    let start = index
+    index += 1  // "%"
+    if peek() == "%" {
+      throw error(
+        .syntax, "'%%' stands for a percent sign, which a predicate can hold only inside a quoted string ('50%')",
+        at: start)
+    }
+    if let c = peek(), Self.isDigit(c) || "-+ #.*'".contains(c) {
+      while let c = peek(), !c.isLetter, c != "@" { index += 1 }
+      if peek() != nil { index += 1 }
+      throw error(
+        .syntax,
+        "'\(text(from: start))': flags, widths and precisions are not supported in a predicate's format specifiers "
+          + "(an argument is substituted as a value); write the specifier alone, as '%d' or '%f'", at: start)
+    }
+    var length = ""
+    while let c = peek(), "hlqLztj".contains(c), length.count < 2 {
+      length.append(c)
+      index += 1
+    }
+    let conversionCharacter = peek()
+    if conversionCharacter != nil { index += 1 }
+    let written = text(from: start)
+    let conversion: PredicateArgument.Conversion?
+    switch conversionCharacter {
+    case "@" where length.isEmpty: conversion = .object
+    case "d", "i", "o", "u", "x", "X":
+      conversion = ["", "h", "hh", "l", "ll", "q", "z", "t", "j"].contains(length) ? .integer : nil
+    case "f", "F", "e", "E", "g", "G", "a", "A":
+      conversion = ["", "l", "L"].contains(length) ? .floatingPoint : nil
+    case "s", "S": conversion = length.isEmpty ? .string : nil
+    case "c", "C", "p", "n":
+      throw error(
+        .unsupported,
+        "'\(written)' is not supported in a predicate; give the value as a String or a number with '%@'", at: start)
+    default: conversion = nil
+    }
+    guard let conversion else {
+      throw error(
+        .syntax,
+        "expected a format specifier (%@, %K, %d, %i, %u, %ld, %lld, %f, %lf, %g, %s) but found '\(written)'",
+        at: start)
+    }
+    let number = nextSequentialArgument
+    nextSequentialArgument += 1
+    let argument = PredicateArgument(index: number, isSequential: true, conversion: conversion)
+    return PredicateToken(kind: .argument(argument), text: written, column: start + 1)
   }
 
   // MARK: Strings

@@ -43,7 +43,7 @@ extension PredicateParser {
     let value: BSON
     switch token.kind {
     case .value(let v): value = v
-    case .argument(let index): value = try argument(index, token)
+    case .argument(let placeholder): value = try argument(placeholder, token)
     default: throw error(.syntax, "expected a count in LIMIT(…) but found \(token.described)", at: token)
     }
     let count: Int64

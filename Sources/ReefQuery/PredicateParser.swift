@@ -27,7 +27,15 @@ import ReefBSON
 ///   `oid(<24 hex digits>)`; dates `YYYY-MM-DD@HH:MM:SS` with optional `:NANOSECONDS` (`T` may
 ///   stand for `@`; UTC) and `T<seconds>:<nanoseconds>` since the epoch (`.datetime`, truncated
 ///   to milliseconds); `uuid(…)` (binary subtype 4); `B64"…"` (generic binary).
-/// - Arguments: `%@` takes the next argument in order, `$0`…`$n` the argument at that index.
+/// - Arguments, as NSPredicate's format strings take them: `%@` takes the next argument in
+///   order; so do the printf-style specifiers, which also check it: `%d`, `%i`, `%o`, `%u`,
+///   `%x`, `%X` (with a length: `%ld`, `%lld`, `%hd`, `%hhd`, `%qd`, `%zd`…) an integer or a
+///   Bool, `%f`, `%e`, `%g`, `%a` (also upper-case, `%lf`, `%Lf`) a number, `%s`, `%S` a
+///   string; the value is substituted as given. `%K` takes a string argument in order and
+///   substitutes it as a key path (`%K == %@` with `["name", "Jo"]` is `name == "Jo"`; also
+///   `%K.%K`, `address.%K`). `$0`…`$n` take the argument at that index. Inside a quoted string
+///   `%@` and `%K` are text. Flags, widths and precisions (`%5d`, `%.2f`), `%c`, `%p` and `%%`
+///   outside a string are refused.
 /// - After the condition, in any order and repeatable: `SORT(a ASC, b.c DESC)` (also `ASCENDING`,
 ///   `DESCENDING`), `DISTINCT(a, b)`, `LIMIT(n)` (several limits keep the smallest).
 ///
@@ -38,8 +46,8 @@ import ReefBSON
 /// - Throws: ``QueryError`` with the 1-based ``QueryError/column`` of the offending token and a
 ///   message saying what was expected and what was found: syntax errors, unknown operators,
 ///   malformed literals, missing arguments, an argument of the wrong type (a non-array after
-///   `IN`), `BETWEEN` with other than two values, and nesting deeper than
-///   200 levels.
+///   `IN`, a `%K` argument that is not a key path string, a string for `%d`), `BETWEEN` with
+///   other than two values, and nesting deeper than 200 levels.
 /// - Complexity: O(n) in the length of the predicate, plus the size of the arguments used.
 public func parsePredicate(_ predicate: String, arguments: [BSON] = []) throws(QueryError) -> ParsedPredicate {
   var parser = try PredicateParser(predicate, arguments: arguments)
@@ -55,13 +63,12 @@ struct PredicateParser {
   var tokens: [PredicateToken]
   var position = 0
   let arguments: [BSON]
-  var nextSequentialArgument = 0
   var depth = 0
   /// The variables of the enclosing `SUBQUERY`s, innermost last.
   var variables: [String] = []
 
   init(_ predicate: String, arguments: [BSON]) throws(QueryError) {
-    tokens = try PredicateLexer.tokenize(predicate)
+    tokens = try PredicateLexer.tokenize(predicate, arguments: arguments)
     self.arguments = arguments
   }
 
@@ -330,8 +337,8 @@ struct PredicateParser {
     case .value(let value):
       kind = .value(value, argument: nil)
       advance()
-    case .argument(let index):
-      kind = .value(try argument(index, token), argument: token.text)
+    case .argument(let placeholder):
+      kind = .value(try argument(placeholder, token), argument: token.text)
       advance()
     case .symbol where token.text == "{":
       kind = .list(try listLiteral())
@@ -368,19 +375,27 @@ struct PredicateParser {
     return Operand(kind: kind, token: token, quantifier: quantifier)
   }
 
-  mutating func argument(_ index: Int?, _ token: PredicateToken) throws(QueryError) -> BSON {
-    let resolved: Int
-    if let index {
-      resolved = index
-    } else {
-      resolved = nextSequentialArgument
-      nextSequentialArgument += 1
+  /// The value of an argument placeholder, checked against what its specifier accepts (`%d`
+  /// an integer or a Bool, `%f` a number, `%s` a string).
+  func argument(_ placeholder: PredicateArgument, _ token: PredicateToken) throws(QueryError) -> BSON {
+    let number = placeholder.isSequential ? " number \(placeholder.index + 1)" : ""
+    guard placeholder.index < arguments.count else {
+      throw error(
+        .argument, "no argument for '\(token.text)'\(number): \(arguments.count) argument(s) were given", at: token)
     }
-    guard resolved < arguments.count else {
-      let name = index == nil ? "'%@' number \(resolved + 1)" : "'\(token.text)'"
-      throw error(.argument, "no argument for \(name): \(arguments.count) argument(s) were given", at: token)
+    let value = arguments[placeholder.index]
+    let expected: String
+    switch (placeholder.conversion, value) {
+    case (.object, _), (.integer, .int32), (.integer, .int64), (.integer, .bool), (.floatingPoint, .double),
+      (.floatingPoint, .int32), (.floatingPoint, .int64), (.floatingPoint, .decimal128), (.string, .string):
+      return value
+    case (.integer, _): expected = "an integer or a Bool"
+    case (.floatingPoint, _): expected = "a number"
+    case (.string, _): expected = "a string"
     }
-    return arguments[resolved]
+    throw error(
+      .argument,
+      "the argument for '\(token.text)'\(number) must be \(expected) but is \(Self.typeName(value))", at: token)
   }
 
   /// `{a, b, c}`: values and arguments, possibly none.
@@ -396,7 +411,7 @@ struct PredicateParser {
       let token = current
       switch (token.kind, token.keyword) {
       case (.value(let value), _): values.append(value)
-      case (.argument(let index), _): values.append(try argument(index, token))
+      case (.argument(let placeholder), _): values.append(try argument(placeholder, token))
       case (_, "TRUE"?): values.append(.bool(true))
       case (_, "FALSE"?): values.append(.bool(false))
       case (_, "NIL"?), (_, "NULL"?): values.append(.null)

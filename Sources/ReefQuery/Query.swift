@@ -38,10 +38,15 @@ public struct Query: Sendable {
   }
 
   /// Compiles a Realm-style predicate string (`"address.city == %@"`) with its arguments
-  /// for `%@` and `$0…$n`. Its `SORT`, `DISTINCT` and `LIMIT` clauses land in `sort`,
+  /// for `%@`, `%K`, `%d`, `%f`, `%s`… and `$0…$n` (see ``parsePredicate(_:arguments:)``). Its `SORT`, `DISTINCT` and `LIMIT` clauses land in `sort`,
   /// `distinct` and `limit`.
   public init(predicate: String, arguments: [BSON] = []) throws(QueryError) {
-    let parsed = try parsePredicate(predicate, arguments: arguments)
+    try self.init(parsePredicate(predicate, arguments: arguments))
+  }
+
+  /// Compiles a parsed predicate (see ``parsePredicate(_:arguments:)``); its `SORT`, `DISTINCT`
+  /// and `LIMIT` clauses land in `sort`, `distinct` and `limit`.
+  public init(_ parsed: ParsedPredicate) throws(QueryError) {
     try self.init(parsed.node)
     sort = parsed.sort
     distinct = parsed.distinct

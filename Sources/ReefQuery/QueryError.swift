@@ -27,7 +27,7 @@ public struct QueryError: Error, Hashable, Sendable, CustomStringConvertible {
     /// An operator's argument of the wrong type or shape (`$in` without an array, `$mod` by 0, a
     /// string operator given a number).
     public static let badValue = Kind(rawValue: "badValue")
-    /// A MongoDB or Realm feature that Reef does not implement (`$where`, `%K`, comparing two key
+    /// A MongoDB or Realm feature that Reef does not implement (`$where`, `%c`, comparing two key
     /// paths).
     public static let unsupported = Kind(rawValue: "unsupported")
     /// A regular expression that does not compile, or options that are not i, m, s, x, u.
@@ -37,7 +37,8 @@ public struct QueryError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Parts of a query that contradict each other: inclusion and exclusion in one projection, two
     /// projection paths that collide, regex options set twice.
     public static let conflict = Kind(rawValue: "conflict")
-    /// A predicate argument (`$0`, `%@`) that was not given.
+    /// A predicate argument (`$0`, `%@`, `%K`) that was not given, or one its specifier does not
+    /// accept (`%K` a key path string, `%d` an integer or a Bool, `%f` a number, `%s` a string).
     public static let argument = Kind(rawValue: "argument")
     /// A query over one of Reef's limits: nesting depth, a sort's memory without disk use, a
     /// regular expression's length or nesting of groups.

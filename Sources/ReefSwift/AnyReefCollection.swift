@@ -42,15 +42,20 @@ public struct AnyReefCollection<Element: Object>: ReefCollection {
   /// The position of the first object that matches a predicate, or nil (stops for a
   /// ``MutableSet``, as Realm's).
   public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
-    box.index(matching: predicateFormat, args)
+    box.index(matching: .format(predicateFormat, args))
   }
+  /// The position of the first object that matches an `NSPredicate` (see
+  /// ``Results/filter(_:)``), or nil (stops for a ``MutableSet``, as Realm's).
+  public func index(matching predicate: NSPredicate) -> Int? { box.index(matching: FilterPredicate(predicate)) }
   /// The objects at `indexes`, in order.
   public func objects(at indexes: IndexSet) -> [Element] { box.objects(at: indexes) }
 
   /// The objects that match a predicate in Realm's language, as live ``Results``.
   public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
-    box.filter(predicateFormat, args)
+    box.filter(.format(predicateFormat, args))
   }
+  /// The objects that match an `NSPredicate` (see ``Results/filter(_:)``), as live ``Results``.
+  public func filter(_ predicate: NSPredicate) -> Results<Element> { box.filter(FilterPredicate(predicate)) }
   /// The objects sorted by a property, as live ``Results``.
   public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
     box.sorted(by: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
@@ -104,9 +109,9 @@ class AnyCollectionBox<Element: Object> {
   var isFrozen: Bool { fatalError("abstract") }
   var locator: _ThreadSafeLocator { fatalError("abstract") }
   func index(of object: Element) -> Int? { fatalError("abstract") }
-  func index(matching format: String, _ args: [Any]) -> Int? { fatalError("abstract") }
+  func index(matching predicate: FilterPredicate) -> Int? { fatalError("abstract") }
   func objects(at indexes: IndexSet) -> [Element] { fatalError("abstract") }
-  func filter(_ format: String, _ args: [Any]) -> Results<Element> { fatalError("abstract") }
+  func filter(_ predicate: FilterPredicate) -> Results<Element> { fatalError("abstract") }
   func sorted(by descriptors: [SortDescriptor]) -> Results<Element> { fatalError("abstract") }
   func distinct(by keyPaths: [String]) -> Results<Element> { fatalError("abstract") }
   func min<T: _ReefScalar>(_ property: String) -> T? { fatalError("abstract") }
@@ -139,15 +144,15 @@ final class CollectionBox<Base: ReefCollection>: AnyCollectionBox<Base.Element> 
     }
   }
   override func index(of object: Base.Element) -> Int? { base.index(of: object) }
-  override func index(matching format: String, _ args: [Any]) -> Int? {
+  override func index(matching predicate: FilterPredicate) -> Int? {
     // A variadic requirement takes its arguments one by one: match them here instead.
     if base is MutableSet<Base.Element> { fatalError("index(matching:) is not available on MutableSet") }
-    let matches = CollectionElements.matcher(format, args, objectClass: Base.Element.self)
+    let matches = CollectionElements.matcher(predicate, objectClass: Base.Element.self)
     return base.indices.first { matches(base[$0]) }
   }
   override func objects(at indexes: IndexSet) -> [Base.Element] { base.objects(at: indexes) }
-  override func filter(_ format: String, _ args: [Any]) -> Results<Base.Element> {
-    base.sorted(by: []).filter(format, args)
+  override func filter(_ predicate: FilterPredicate) -> Results<Base.Element> {
+    base.sorted(by: []).filter(predicate)
   }
   override func sorted(by descriptors: [SortDescriptor]) -> Results<Base.Element> { base.sorted(by: descriptors) }
   override func distinct(by keyPaths: [String]) -> Results<Base.Element> { base.distinct(by: keyPaths) }

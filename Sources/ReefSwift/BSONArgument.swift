@@ -39,6 +39,7 @@ enum BSONArgument {
     case let value as Object:
       guard let managed = value._managed, let document = managed.currentDocument() else { return nil }
       return managed.reef.identity(of: managed.schema, document: document)
+    case let value as any _CustomPersistable: return bson(value._reefPersistedAny)
     case let value as any RawRepresentable: return bson(value.rawValue)
     case let value as [Any]: return .array(BSONArray(value.map { bson($0) ?? .null }))
     // Results or a collection of objects (`"ANY dogs IN %@", reef.objects(Dog.self)`): their

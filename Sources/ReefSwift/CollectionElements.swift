@@ -73,10 +73,15 @@ enum CollectionElements {
   ///
   /// An invalid predicate, or an unmanaged object with links, stops with the query's message.
   static func matcher(_ format: String, _ args: [Any], objectClass: ObjectBase.Type?) -> (Any) -> Bool {
-    let arguments = args.map { BSONArgument.bson($0) ?? .null }
-    let parsed: Query
+    matcher(.format(format, args), objectClass: objectClass)
+  }
+
+  /// ``matcher(_:_:objectClass:)`` of a predicate in any of the forms Reef reads (an
+  /// `NSPredicate`'s too).
+  static func matcher(_ predicate: FilterPredicate, objectClass: ObjectBase.Type?) -> (Any) -> Bool {
+    let parsed: ParsedPredicate
     do {
-      parsed = try Query(predicate: format, arguments: arguments)
+      parsed = try predicate.parsed()
     } catch {
       fatalError("\(error)")
     }
@@ -182,7 +187,7 @@ enum CollectionElements {
       fatalError("Invalid property name '\(property)' for class '\(schema.className)'.")
     }
     return objects.compactMap { element -> BSON? in
-      guard let object = element as? ObjectBase, let value = object[property] else { return nil }
+      guard let object = element as? ObjectBase, let value = object.rawValue(forKey: property) else { return nil }
       guard case .value(let stored) = key(value) else { return nil }
       return stored
     }

@@ -27,7 +27,7 @@ public final class DynamicObject: Object {
     self.migrationRecord = migrationRecord
   }
 
-  /// A property's value by name (see ``DynamicObject``), for ``ObjectBase/subscript(key:)``.
+  /// A property's value by name (see ``DynamicObject``), for ``ObjectBase/value(forKey:)``.
   func dynamicValue(_ key: String) -> Any? {
     if let migrationRecord { return migrationRecord.value(forKey: key) }
     guard let managed = _managed else { return nil }
@@ -48,11 +48,12 @@ public final class DynamicObject: Object {
         return list
       }
     }
-    return property.codec.get(managed, property)
+    // In Realm's form, as `value(forKey:)` gives it (a number as an `NSNumber`).
+    return property.codec.dynamicValue(managed, property)
   }
 
-  /// Sets a property by name (see ``DynamicObject``), for ``ObjectBase/subscript(key:)``; false
-  /// when this is a managed object, which the typed path sets.
+  /// Sets a property by name (see ``DynamicObject``), for ``ObjectBase/setValue(_:forKey:)``;
+  /// false when this is a managed object, which the typed path sets.
   func setDynamicValue(_ value: Any?, forKey key: String) -> Bool {
     guard let migrationRecord else { return false }
     migrationRecord.setValue(value, forKey: key)

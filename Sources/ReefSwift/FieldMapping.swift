@@ -67,8 +67,8 @@ struct FieldMapping {
     var stack = [schema]
     while let next = stack.popLast() {
       guard seen.insert(ObjectIdentifier(next.objectClass)).inserted else { continue }
-      if next.properties.contains(where: { $0.name != $0.columnName }) { return true }
-      stack.append(contentsOf: next.properties.compactMap { $0.objectClass.map(ObjectSchema.of) })
+      if next.allProperties.contains(where: { $0.name != $0.columnName }) { return true }
+      stack.append(contentsOf: next.allProperties.compactMap { $0.objectClass.map(ObjectSchema.of) })
     }
     return false
   }

@@ -54,7 +54,7 @@ enum LinkMap {
   private static func forEachStoredProperty(of schema: ObjectSchema, _ body: (Property, String) -> Void) {
     func visit(_ current: ObjectSchema, prefix: String, depth: Int) {
       guard depth < 16 else { return }
-      for property in current.properties where property.shape.isStored {
+      for property in current.allProperties where property.shape.isStored {
         // The values of a map of links or of embedded objects are under each of its keys (a
         // map of AnyReefValue is walked as a value).
         let path = prefix + property.columnName + (property.isMap && property.type == .object ? "." + anyKey : "")

@@ -128,7 +128,18 @@ public final class LinkingObjects<Element: ObjectBase>: RandomAccessCollection, 
   /// An invalid predicate stops with the query's message.
   /// - Complexity: O(*n*).
   public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
-    let matches = CollectionElements.matcher(predicateFormat, args, objectClass: Element.self)
+    index(matching: .format(predicateFormat, args))
+  }
+
+  /// The position of the first linking object that matches an `NSPredicate` (see
+  /// ``Results/filter(_:)``), or nil.
+  ///
+  /// An invalid predicate stops with the query's message.
+  /// - Complexity: O(*n*).
+  public func index(matching predicate: NSPredicate) -> Int? { index(matching: FilterPredicate(predicate)) }
+
+  private func index(matching predicate: FilterPredicate) -> Int? {
+    let matches = CollectionElements.matcher(predicate, objectClass: Element.self)
     return results.firstIndex { matches($0) }
   }
 
@@ -184,6 +195,12 @@ extension LinkingObjects where Element: Object {
   public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
     objectResults.filter(predicateFormat, args)
   }
+
+  /// The linking objects that match an `NSPredicate` (see ``Results/filter(_:)``), as live
+  /// ``Results``.
+  ///
+  /// Stops with Realm's message for an unmanaged object's, or an invalid predicate.
+  public func filter(_ predicate: NSPredicate) -> Results<Element> { objectResults.filter(predicate) }
 
   /// The linking objects sorted by a property, as live ``Results``.
   public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {

@@ -339,7 +339,18 @@ public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<El
   /// An invalid predicate stops with the query's message.
   /// - Complexity: O(*n*).
   public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
-    let matches = CollectionElements.matcher(predicateFormat, args, objectClass: Element.self as? ObjectBase.Type)
+    index(matching: .format(predicateFormat, args))
+  }
+
+  /// The index of the first element matching an `NSPredicate` (see ``Results/filter(_:)``), or
+  /// nil.
+  ///
+  /// An invalid predicate stops with the query's message.
+  /// - Complexity: O(*n*).
+  public func index(matching predicate: NSPredicate) -> Int? { index(matching: FilterPredicate(predicate)) }
+
+  private func index(matching predicate: FilterPredicate) -> Int? {
+    let matches = CollectionElements.matcher(predicate, objectClass: Element.self as? ObjectBase.Type)
     return indices.first { matches(self[$0]) }
   }
 
@@ -410,6 +421,14 @@ extension List where Element: Object {
   /// Stops with Realm's message for an unmanaged list, or an invalid predicate.
   public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
     baseResults(Element.self, kind: "RLMArray").filter(predicateFormat, args)
+  }
+
+  /// The list's objects that match an `NSPredicate` (see ``Results/filter(_:)``), as live
+  /// ``Results`` in the list's order.
+  ///
+  /// Stops with Realm's message for an unmanaged list, or an invalid predicate.
+  public func filter(_ predicate: NSPredicate) -> Results<Element> {
+    baseResults(Element.self, kind: "RLMArray").filter(predicate)
   }
 
   /// The list's objects sorted by a property (a dotted path through embedded objects or a
@@ -527,21 +546,5 @@ extension List: Equatable {
     default:
       return false
     }
-  }
-}
-
-extension List: _ReefCoercible {
-  /// An array of elements as an unmanaged list: what `Object(value:)` and `create` take for a
-  /// list property (`["addresses": [address1, address2]]`).
-  static func _reefCoerce(_ value: Any) -> Any? {
-    guard let array = value as? [Any] else { return nil }
-    var elements: [Element] = []
-    for item in array {
-      guard let element = item as? Element else { return nil }
-      elements.append(element)
-    }
-    let list = List()
-    list.append(objectsIn: elements)
-    return list
   }
 }

@@ -178,6 +178,14 @@ extension Map where Value: _ReefObjectValue {
     baseResults(Value.Target.self, kind: "RLMDictionary").filter(predicateFormat, args)
   }
 
+  /// The map's objects (nil values left out) that match an `NSPredicate` (see
+  /// ``Results/filter(_:)``), as live ``Results`` in key order.
+  ///
+  /// Stops with Realm's message for an unmanaged map, or an invalid predicate.
+  public func filter(_ predicate: NSPredicate) -> Results<Value.Target> {
+    baseResults(Value.Target.self, kind: "RLMDictionary").filter(predicate)
+  }
+
   /// The map's objects sorted by a property, as live ``Results``.
   ///
   /// Stops with Realm's message for an unmanaged map.
@@ -310,29 +318,6 @@ extension Map: _Persistable {
     let copy = Map()
     copy.storage = value.pairs.map { ($0.key, $0.value) }
     owner.write(property, copy)
-  }
-}
-
-extension Map: _ReefCoercible {
-  /// A dictionary (in key order) or another map (in its order) as an unmanaged map: what
-  /// `Object(value:)` and `create` take for a map property.
-  static func _reefCoerce(_ value: Any) -> Any? {
-    let pairs: [(String, Any)]
-    if let dictionary = value as? [String: Any] {
-      pairs = dictionary.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-    } else if let map = value as? MapPairs {
-      pairs = map.anyPairs
-    } else if let converted = value as? [(String, Any)] {
-      pairs = converted
-    } else {
-      return nil
-    }
-    let map = Map()
-    for (key, item) in pairs {
-      guard let value = item as? Value else { return nil }
-      map.storage.append((key, value))
-    }
-    return map
   }
 }
 

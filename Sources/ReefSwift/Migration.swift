@@ -115,7 +115,12 @@ public final class Migration {
     if let schema = MigrationRecord.modelSchema(typeName), !schema.isEmbedded {
       let object = schema.objectClass.init()
       do {
-        try ObjectBase.populateChecked(object, from: value)
+        try ObjectPopulation(copyingFor: reef).populateChecked(object, from: value)
+      } catch {
+        // Realm raises at the call for a value that does not fit.
+        fatalError(error.message)
+      }
+      do throws(ReefError) {
         let identity = try reef.addObject(object, policy: .error)
         let found = try storeCall { () throws(StoreError) in try reef.document(of: schema, identity: identity) }
         guard let found else { return DynamicObject() }

@@ -134,6 +134,11 @@ public final class MutableSet<Element: _ReefCollectionElement>: _CollectionAcces
     fatalError("index(matching:) is not available on MutableSet")
   }
 
+  /// Not available on a set: stops with Realm's message.
+  public func index(matching predicate: NSPredicate) -> Int? {
+    fatalError("index(matching:) is not available on MutableSet")
+  }
+
   /// The elements at `indexes` of the stored order.
   ///
   /// An index out of bounds stops with Realm's message.
@@ -158,6 +163,14 @@ extension MutableSet where Element: Object {
   /// Stops with Realm's message for an unmanaged set, or an invalid predicate.
   public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
     baseResults(Element.self, kind: "RLMSet").filter(predicateFormat, args)
+  }
+
+  /// The set's objects that match an `NSPredicate` (see ``Results/filter(_:)``), as live
+  /// ``Results``.
+  ///
+  /// Stops with Realm's message for an unmanaged set, or an invalid predicate.
+  public func filter(_ predicate: NSPredicate) -> Results<Element> {
+    baseResults(Element.self, kind: "RLMSet").filter(predicate)
   }
 
   /// The set's objects sorted by a property, as live ``Results``.

@@ -337,9 +337,10 @@ public struct PropertyChange {
   /// The property's name.
   public let name: String
   /// Its value before the change, for a property of a scalar type (nil for lists, sets, maps,
-  /// links and embedded objects, whose old state is not kept).
+  /// links and embedded objects, whose old state is not kept), in the form
+  /// ``ObjectBase/value(forKey:)`` returns values (a number as an `NSNumber`, nil as nil).
   public let oldValue: Any?
-  /// Its value now.
+  /// Its value now, in the same form.
   public let newValue: Any?
 }
 
@@ -416,7 +417,7 @@ extension _ObjectObservable where Self: ObjectBase {
         return
       }
       var changes: [PropertyChange] = []
-      for property in schema.properties where property.shape.isStored {
+      for property in schema.allProperties where property.shape.isStored {
         let column = property.columnName
         let watched = paths.map { $0.filter { ChangePaths.overlaps(column, $0) } }
         if let watched, watched.isEmpty { continue }
@@ -428,9 +429,11 @@ extension _ObjectObservable where Self: ObjectBase {
             || watch.linkedChange(property, document: new, batch: batch, reef: reef)
         else { continue }
         let scalar = !property.isArray && !property.isSet && !property.isMap && property.objectClass == nil
+        // Both values in dynamic access's form (Realm's: numbers as NSNumber, nil as nil).
         let oldValue: Any? =
           scalar
-          ? property.codec.get(ManagedObject(reef: reef, schema: schema, id: managed.id, document: old), property) : nil
+          ? property.codec.dynamicValue(
+            ManagedObject(reef: reef, schema: schema, id: managed.id, document: old), property) : nil
         changes.append(PropertyChange(name: property.name, oldValue: oldValue, newValue: self[property.name]))
       }
       old = new

@@ -94,32 +94,15 @@ open class ObjectBase: CustomStringConvertible {
   /// snapshot readable from any thread.
   public final var isFrozen: Bool { _managed?.reef.isFrozen ?? false }
 
-  /// A property's value by its Swift name, for dynamic access; nil for an unknown name.
+  /// The value of the property named `key`, as Realm's subscript: dynamic access through the
+  /// schema (see ``value(forKey:)`` and ``setValue(_:forKey:)``, which it calls).
   ///
-  /// Setting a managed object's property needs a write transaction. Setting a value of the wrong
-  /// type, or an unknown property, is a precondition failure naming both.
+  /// A name that is not a property stops with Realm's message ("Invalid property name 'x' for
+  /// class 'Dog'."), and so does a value that does not fit ("Invalid value … for 'int'
+  /// property 'Dog.age'."). Setting a managed object's property needs a write transaction.
   public final subscript(key: String) -> Any? {
-    get {
-      if let dynamic = self as? DynamicObject { return dynamic.dynamicValue(key) }
-      let schema = objectSchema
-      guard let property = schema.property(named: key) else { return nil }
-      if let _managed { return property.codec.get(_managed, property) }
-      return property.codec.value(at: valuePointer(property.ordinal))
-    }
-    set {
-      if let dynamic = self as? DynamicObject, dynamic.setDynamicValue(newValue, forKey: key) { return }
-      let schema = objectSchema
-      guard let property = schema.property(named: key) else {
-        preconditionFailure("\(schema.className) has no property named '\(key)'")
-      }
-      let value: Any = newValue ?? (nil as Any?) as Any
-      let fits =
-        if let _managed { property.codec.set(_managed, property, value) } else {
-          property.codec.set(value, at: valuePointer(property.ordinal))
-        }
-      precondition(
-        fits, "\(schema.className).\(key) cannot hold a \(type(of: value)): expected \(property.typeDescription)")
-    }
+    get { value(forKey: key) }
+    set { setValue(newValue, forKey: key) }
   }
 
   /// Whether `object` is this object: the same instance, or the same managed object (same
@@ -138,7 +121,7 @@ open class ObjectBase: CustomStringConvertible {
     let schema = objectSchema
     if isInvalidated { return "[invalid object]" }
     var lines = ["\(schema.className) {"]
-    for property in schema.properties where property.shape.isStored {
+    for property in schema.allProperties where property.shape.isStored {
       let value = self[property.name]
       lines.append("\t\(property.name) = \(ObjectBase.describe(value));")
     }
@@ -204,13 +187,28 @@ open class Object: ObjectBase {
   /// Properties to index, in the older API's style; `@Persisted(indexed: true)` says the same.
   open class func indexedProperties() -> [String] { [] }
 
-  /// Creates an object from a dictionary of property values (by name), an array of values in
-  /// property order, or another object whose properties are copied.
+  /// Properties not to store, in the older API's style: with `@Persisted`, a property not
+  /// marked `@Persisted` is not stored, which says the same. A `@Persisted` property named here
+  /// is refused by the schema check (remove `@Persisted` to ignore it).
+  open class func ignoredProperties() -> [String] { [] }
+
+  /// Creates an unmanaged object from a dictionary of property values (by name; other keys
+  /// are ignored, as in Realm), an array of values in property order, or another object whose
+  /// properties are copied, each value converted as Realm converts it (an `Int` for an `Int8`,
+  /// `NSNull` for nil, a dictionary or an array for a linked or embedded object).
   ///
-  /// A value that does not fit its property is a precondition failure naming both.
+  /// A value that does not fit its property stops with Realm's message ("Invalid value …
+  /// for 'int' property 'Dog.age'."); ``init(validating:)`` throws instead.
   public convenience init(value: Any) {
     self.init()
-    ObjectBase.populate(self, from: value)
+    ObjectPopulation(copyingFor: nil).populate(self, from: value)
+  }
+
+  /// ``init(value:)`` that throws instead of stopping, for values from outside the program.
+  /// - Throws: ``ReefError`` of kind ``ReefError/Kind/invalidValue`` with Realm's message.
+  public convenience init(validating value: Any) throws(ReefError) {
+    self.init()
+    try ObjectPopulation(copyingFor: nil).populateChecked(self, from: value)
   }
 
   /// Creates an unmanaged object with each property's initial value.
@@ -223,11 +221,18 @@ open class Object: ObjectBase {
 /// It has exactly one parent, no primary key, and is deleted with its parent or when it is
 /// overwritten, set to nil or removed from its list.
 open class EmbeddedObject: ObjectBase {
-  /// Creates an object from a dictionary of property values, an array in property order, or
-  /// another object.
+  /// Creates an unmanaged object from a dictionary of property values, an array in property
+  /// order, or another object (see ``Object/init(value:)``).
   public convenience init(value: Any) {
     self.init()
-    ObjectBase.populate(self, from: value)
+    ObjectPopulation(copyingFor: nil).populate(self, from: value)
+  }
+
+  /// ``init(value:)`` that throws instead of stopping.
+  /// - Throws: ``ReefError`` of kind ``ReefError/Kind/invalidValue`` with Realm's message.
+  public convenience init(validating value: Any) throws(ReefError) {
+    self.init()
+    try ObjectPopulation(copyingFor: nil).populateChecked(self, from: value)
   }
 
   /// Creates an unmanaged object with each property's initial value.
@@ -236,52 +241,4 @@ open class EmbeddedObject: ObjectBase {
   /// The object that embeds this one (its top-level parent's is an ``Object``); nil when
   /// unmanaged.
   public final var parent: ObjectBase? { _managed?.parent?.makeObject() }
-}
-
-extension ObjectBase {
-  /// Sets the properties of an unmanaged object from a dictionary, an array or an object.
-  static func populate(_ object: ObjectBase, from value: Any) {
-    do {
-      try populateChecked(object, from: value)
-    } catch {
-      preconditionFailure(error.description)
-    }
-  }
-
-  /// ``populate(_:from:)`` that throws ``ReefError/Kind/invalidValue`` instead of stopping.
-  static func populateChecked(_ object: ObjectBase, from value: Any) throws(ReefError) {
-    let schema = object.objectSchema
-    let stored = schema.properties.filter { $0.shape.isStored }
-    func invalid(_ message: String, _ property: Property? = nil) -> ReefError {
-      ReefError(.invalidValue, message, type: schema.className, property: property?.name)
-    }
-    func set(_ property: Property, _ value: Any) throws(ReefError) {
-      let converted = property.convert(value)
-      guard property.codec.set(converted, at: object.valuePointer(property.ordinal)) else {
-        throw invalid(
-          "\(schema.className).\(property.name) cannot hold \(value) (a \(type(of: value))): expected \(property.typeDescription)",
-          property)
-      }
-    }
-    if let dictionary = value as? [String: Any] {
-      for (key, value) in dictionary {
-        guard let property = schema.property(named: key) else {
-          throw invalid("\(schema.className) has no property named '\(key)'")
-        }
-        try set(property, value)
-      }
-    } else if let array = value as? [Any] {
-      guard array.count <= stored.count else {
-        throw invalid("\(schema.className) has \(stored.count) properties; \(array.count) values given")
-      }
-      for (property, value) in zip(stored, array) { try set(property, value) }
-    } else if let other = value as? ObjectBase {
-      for property in stored {
-        if let value = other[property.name] { try set(property, value) }
-      }
-    } else {
-      throw invalid("\(schema.className)(value:) takes a dictionary, an array or an object, not a \(type(of: value))")
-    }
-  }
-
 }

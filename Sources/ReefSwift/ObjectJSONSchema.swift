@@ -1,4 +1,5 @@
 import ReefBSON
+import ReefStore
 
 /// The MongoDB JSON Schema of an object type, in the form of Realm's documentation: `title`,
 /// `bsonType`, `required`, `properties`, embedded objects inline, lists as `array` with `items`.
@@ -13,7 +14,7 @@ enum ObjectJSONSchema {
       properties.append(("_id", ["bsonType": "objectId"]))
       required.append("_id")
     }
-    for property in schema.properties where property.shape.isStored {
+    for property in schema.allProperties where property.shape.isStored {
       properties.append((property.columnName, .document(propertySchema(property, depth: depth))))
       if !property.isOptional || property.isArray || property.isSet || property.isMap {
         required.append(.string(property.columnName))
@@ -80,15 +81,19 @@ enum ObjectJSONSchema {
 
 extension Reef {
   /// Each object type's MongoDB JSON Schema, by type name (see the `JSONSchema` form above):
-  /// the types this `Reef` has used, and those stored in the file.
-  public var schema: [String: Document] {
-    var result: [String: Document] = [:]
-    if let transaction = try? transaction(), let stored = try? transaction.jsonSchemas() {
+  /// the types this `Reef` has used, and those stored in the file. (``schema`` is Realm's
+  /// ``Schema`` of the object types.)
+  /// - Throws: ``ReefError`` of kind ``ReefError/Kind/store`` when the stored schemas cannot be
+  ///   read (never a shorter answer).
+  public var jsonSchema: [String: Document] {
+    get throws(ReefError) {
+      var result: [String: Document] = [:]
+      let stored = try storeCall { () throws(StoreError) in try self.transaction().jsonSchemas() }
       for (name, schema) in stored { result[name] = schema }
+      for schema in registeredSchemas where !schema.isEmbedded {
+        result[schema.className] = ObjectJSONSchema.document(for: schema)
+      }
+      return result
     }
-    for schema in registeredSchemas where !schema.isEmbedded {
-      result[schema.className] = ObjectJSONSchema.document(for: schema)
-    }
-    return result
   }
 }

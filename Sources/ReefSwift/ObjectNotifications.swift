@@ -56,7 +56,7 @@ struct ObjectWatch {
   /// The first property of `document` whose value does not fit its type (reading it would
   /// stop), as an error about `object`.
   func mismatch(_ document: Document, object: ManagedObject) -> ReefError? {
-    for property in schema.properties where property.shape.isStored {
+    for property in schema.allProperties where property.shape.isStored {
       guard !ObjectWatch.fits(property, object, in: document) else { continue }
       return ReefError(
         .documentMismatch, object.mismatch(property, document.element(forKey: property.columnName)),

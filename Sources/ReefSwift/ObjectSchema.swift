@@ -1,12 +1,16 @@
 import ReefBSON
 
-/// One type's schema: its properties in declaration order, its primary key, whether it is
-/// embedded. Discovered once per class from a first instance (never per object).
-public final class ObjectSchema: CustomStringConvertible, @unchecked Sendable {
+/// One type's schema, as Realm's `ObjectSchema`: its properties in declaration order, its
+/// primary key, whether it is embedded. Discovered once per class from a first instance (never
+/// per object); `object.objectSchema`, `Dog.sharedSchema()` and `reef.schema["Dog"]` give it.
+public final class ObjectSchema: CustomStringConvertible, Equatable, @unchecked Sendable {
   /// The type's name: its class name, and its collection's name.
   public let className: String
-  /// The properties in declaration order (a subclass's own before its superclass's).
+  /// The stored properties in declaration order (a subclass's own before its superclass's);
+  /// as in Realm, the `LinkingObjects` are apart, in ``computedProperties``.
   public let properties: [Property]
+  /// The `LinkingObjects` properties, which are computed from the links that point here.
+  public let computedProperties: [Property]
   /// The primary key property, if the type has one.
   public let primaryKeyProperty: Property?
   /// Whether the type is an ``EmbeddedObject``.
@@ -14,10 +18,15 @@ public final class ObjectSchema: CustomStringConvertible, @unchecked Sendable {
   /// The class.
   public let objectClass: ObjectBase.Type
 
+  /// Every property, `LinkingObjects` too, in declaration order.
+  let allProperties: [Property]
   let byOrdinal: [Property]
   let byName: [String: Property]
-  /// The properties stored in the document (all but `LinkingObjects`), in declaration order.
-  let storedProperties: [Property]
+  /// The properties stored in the document (all but `LinkingObjects`), in declaration order:
+  /// ``properties``.
+  var storedProperties: [Property] { properties }
+  /// `@Persisted` properties that `ignoredProperties()` names: the schema check refuses them.
+  let ignoredPersisted: [String]
   /// Collection properties declared without `@Persisted` (`let dogs = List<Dog>()`, the older
   /// API's form): they would store nothing, so the schema check refuses them.
   let undeclaredCollections: [String]
@@ -53,9 +62,12 @@ public final class ObjectSchema: CustomStringConvertible, @unchecked Sendable {
       }
       mirror = current.superclassMirror
     }
-    properties = found
-    storedProperties = found.filter { $0.shape.isStored }
+    allProperties = found
+    properties = found.filter { $0.shape.isStored }
+    computedProperties = found.filter { !$0.shape.isStored }
     undeclaredCollections = undeclared
+    let ignored = Set((objectClass as? Object.Type)?.ignoredProperties() ?? [])
+    ignoredPersisted = found.map(\.name).filter(ignored.contains)
     primaryKeyProperty = found.first { $0.isPrimary }
     var byOrdinal = found
     for property in found { byOrdinal[property.ordinal] = property }
@@ -82,11 +94,22 @@ public final class ObjectSchema: CustomStringConvertible, @unchecked Sendable {
   /// Whether the primary key is stored as `_id` (then the identity is the primary key).
   var primaryKeyIsID: Bool { primaryKeyProperty?.columnName == "_id" }
 
+  /// Realm's form: the class name, then each property's description (the stored ones, then the
+  /// computed ones), indented by a tab.
   public var description: String {
-    var lines = ["\(className) {"]
-    for property in properties { lines.append("\t\(property.name) \(property.typeDescription)") }
-    lines.append("}")
-    return lines.joined(separator: "\n")
+    var text = "\(className) \(isEmbedded ? "(embedded) " : ""){\n"
+    for property in properties + computedProperties {
+      text += "\t" + property.description.replacingOccurrences(of: "\n", with: "\n\t") + "\n"
+    }
+    return text + "}"
+  }
+
+  /// Whether two schemas describe the same type: the same class name, properties and primary
+  /// key.
+  public static func == (a: ObjectSchema, b: ObjectSchema) -> Bool {
+    a === b
+      || (a.className == b.className && a.isEmbedded == b.isEmbedded && a.properties == b.properties
+        && a.computedProperties == b.computedProperties && a.primaryKeyProperty == b.primaryKeyProperty)
   }
 
   // MARK: The process-wide table
@@ -117,6 +140,9 @@ public final class ObjectSchema: CustomStringConvertible, @unchecked Sendable {
       return schema
     }
   }
+
+  /// Every schema discovered in the process so far.
+  static var known: [ObjectSchema] { lock.withLock { Array(schemas.values) } }
 }
 
 /// The origin of a `LinkingObjects` property, read from its initial value at discovery.
@@ -125,8 +151,8 @@ protocol LinkingObjectsDescriptor {
   var originProperty: String { get }
 }
 
-/// One property of an object type.
-public final class Property: CustomStringConvertible, @unchecked Sendable {
+/// One property of an object type, as Realm's `Property`.
+public final class Property: CustomStringConvertible, Equatable, @unchecked Sendable {
   /// The Swift name.
   public let name: String
   /// The stored field name (the Swift name unless `propertiesMapping()` maps it).
@@ -161,6 +187,8 @@ public final class Property: CustomStringConvertible, @unchecked Sendable {
   let isLink: Bool
   /// Whether the property holds embedded objects.
   let isEmbedded: Bool
+  /// Whether the property's type is a `CustomPersistable`, stored as its persisted type.
+  let isCustomMapped: Bool
 
   init(
     name: String, columnName: String, kind: _ReefKind, flags: PropertyFlags, ordinal: Int, codec: PropertyCodec,
@@ -185,6 +213,9 @@ public final class Property: CustomStringConvertible, @unchecked Sendable {
     var optional = false
     if case .optional(let inner) = element { (optional, element) = (true, inner) }
     if case .enumeration(let raw) = element { element = raw }
+    var custom = false
+    if case .custom(let persisted) = element { (custom, element) = (true, persisted) }
+    isCustomMapped = custom
     isOptional = optional
     var bits = 0
     switch element {
@@ -229,62 +260,28 @@ public final class Property: CustomStringConvertible, @unchecked Sendable {
     return value
   }
 
-  public var description: String { "\(name) (\(typeDescription))" }
-
-  /// A value given to `Object(value:)` or `create`, made fit for the property where it can be:
-  /// a dictionary or array for an embedded or linked object becomes the object.
-  /// A managed embedded object (or a list of them) is copied: it keeps its parent.
-  func convert(_ value: Any) -> Any {
-    guard let objectClass, type == .object else { return value }
-    if isMap {
-      // A map of embedded objects: each dictionary becomes an object, each managed one a copy.
-      guard isEmbedded else { return value }
-      let pairs: [(String, Any)]
-      if let dictionary = value as? [String: Any] {
-        pairs = dictionary.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-      } else if let map = value as? MapPairs {
-        pairs = map.anyPairs
-      } else {
-        return value
-      }
-      return pairs.map { key, item -> (String, Any) in
-        guard item is [String: Any] || item is [Any] || (item as? ObjectBase).map(Property.isEmbeddedAndManaged) == true
-        else { return (key, item) }
-        let object = objectClass.init()
-        ObjectBase.populate(object, from: item)
-        return (key, object)
-      }
+  /// Realm's form: the name, then the type, the linked class, the stored name and the flags,
+  /// one per line.
+  public var description: String {
+    func flag(_ value: Bool) -> String { value ? "YES" : "NO" }
+    var text = "\(name) {\n\ttype = \(type.realmName);\n"
+    if type == .object || type == .linkingObjects {
+      text += "\tobjectClassName = \(objectClassName ?? "(null)");\n"
+      text += "\tlinkOriginPropertyName = \(linkOriginPropertyName ?? "(null)");\n"
     }
-    if isArray || isSet, let array = value as? [Any] ?? Property.elements(of: value) {
-      return array.map { element -> Any in
-        if let object = element as? ObjectBase, !Property.isEmbeddedAndManaged(object) { return element }
-        let object = objectClass.init()
-        ObjectBase.populate(object, from: element)
-        return object
-      }
-    }
-    if value is [String: Any] || value is [Any] || (value as? ObjectBase).map(Property.isEmbeddedAndManaged) == true {
-      let object = objectClass.init()
-      ObjectBase.populate(object, from: value)
-      return object
-    }
-    return value
-  }
-}
-
-extension Property {
-  /// Whether an object given as a value must be copied (an embedded object has one parent).
-  fileprivate static func isEmbeddedAndManaged(_ object: ObjectBase) -> Bool {
-    object is EmbeddedObject && object._managed != nil
+    text += "\tcolumnName = \(columnName);\n\tindexed = \(flag(isIndexed));\n\tisPrimary = \(flag(isPrimary));\n"
+    text += "\tarray = \(flag(isArray));\n\tset = \(flag(isSet));\n\tdictionary = \(flag(isMap));\n"
+    return text + "\toptional = \(flag(isOptional));\n}"
   }
 
-  /// The elements of a collection given as a value (a `List`), or nil.
-  fileprivate static func elements(of value: Any) -> [Any]? {
-    guard let sequence = value as? any Sequence else { return nil }
-    return elementsOf(sequence)
+  /// Whether two properties are declared alike: name, type, flags and linked class.
+  public static func == (a: Property, b: Property) -> Bool {
+    a === b
+      || (a.name == b.name && a.columnName == b.columnName && a.type == b.type && a.isOptional == b.isOptional
+        && a.isArray == b.isArray && a.isSet == b.isSet && a.isMap == b.isMap && a.isPrimary == b.isPrimary
+        && a.isIndexed == b.isIndexed && a.objectClassName == b.objectClassName
+        && a.linkOriginPropertyName == b.linkOriginPropertyName)
   }
-
-  private static func elementsOf<S: Sequence>(_ sequence: S) -> [Any] { sequence.map { $0 as Any } }
 }
 
 extension _ReefKind.Shape {

@@ -22,6 +22,8 @@ public struct _ReefKind: @unchecked Sendable {
     case map(Shape)
     case linkingObjects(ObjectBase.Type)
     case enumeration(Shape)
+    /// A `CustomPersistable`: stored as its persisted type.
+    case custom(Shape)
   }
   let shape: Shape
   init(_ shape: Shape) { self.shape = shape }
@@ -129,6 +131,23 @@ public protocol _ReefValue {
   static var _reefNilWhenUnreadable: Bool { get }
   /// A stand-in value for a query's key path (objects record the properties read through them).
   static func _reefTraced(_ tracer: _PathTracer) -> Self?
+  /// A value of another type made fit for this one, as Realm converts the values given to
+  /// dynamic access, `create` and `init(value:)` (an `Int` for an `Int8`, a raw value for an
+  /// enum); nil when it does not fit. `value` is never nil, `NSNull` or an optional (see
+  /// ``_reefNilValue``). See `DynamicValues.swift`.
+  static func _reefConvert(_ value: Any) -> Self?
+  /// What nil (or `NSNull`) stands for: nil in an optional, an empty collection; nil when the
+  /// type takes no nil.
+  static var _reefNilValue: Self? { get }
+  /// Whether `value` fits the stored type but names no value of this one (an enum's raw value
+  /// without a case, a value a failable mapping refuses): an optional holds nil for it.
+  static func _reefNamesNoValue(_ value: Any) -> Bool
+  /// Whether a stored element fits the stored type but names no value of this one (see
+  /// ``_reefNamesNoValue(_:)``): an optional reads nil for it, as in Realm.
+  static func _reefReadsAsNil(_ element: Document.Element, _ context: _ReadContext) -> Bool
+  /// The value as dynamic access returns it, in Realm's form: numbers as `NSNumber`, an enum as
+  /// its raw value, a mapped type as its persisted value, nil for none.
+  var _reefDynamicValue: Any? { get }
 }
 
 /// A type a `@Persisted` property can have. A link (`Dog`) and an embedded object (`Address`)
@@ -140,6 +159,10 @@ public protocol _Persistable: _ReefValue {
   static func _reefGet(_ owner: ManagedObject, _ property: Property) -> Self
   /// Writes the property of a managed object.
   static func _reefSet(_ owner: ManagedObject, _ property: Property, _ value: Self)
+  /// Stores a value in an unmanaged object's slot: the value itself, or, for a `List`,
+  /// `MutableSet`, `Map` or `ReefProperty`, its contents copied into the accessor there, as
+  /// Realm assigns a collection (a list read before stays the object's list).
+  static func _reefAssignUnmanaged(_ value: Self, to slot: UnsafeMutablePointer<Self>)
 }
 
 extension _ReefValue {
@@ -163,6 +186,11 @@ extension _Persistable {
   public static func _reefSet(_ owner: ManagedObject, _ property: Property, _ value: Self) {
     owner.write(property, value)
   }
+  // Inlinable, as `@Persisted`'s accessor that calls it (a plain store for every value type).
+  @inlinable @inline(__always)
+  public static func _reefAssignUnmanaged(_ value: Self, to slot: UnsafeMutablePointer<Self>) {
+    slot.pointee = value
+  }
 }
 
 /// A type whose optional a property can have (`Int?`, `Dog?`, `Address?`).
@@ -180,7 +208,7 @@ extension Optional: _ReefValue where Wrapped: _ReefOptionalWrappable {
   public static func _reefDecode(_ element: Document.Element?, _ context: _ReadContext) -> Self? {
     guard let element, element.type != .null else { return .some(nil) }
     guard let value = Wrapped._reefDecode(element, context) else {
-      return Wrapped._reefNilWhenUnreadable ? .some(nil) : nil
+      return Wrapped._reefNilWhenUnreadable || Wrapped._reefReadsAsNil(element, context) ? .some(nil) : nil
     }
     return .some(value)
   }

@@ -74,7 +74,7 @@ public struct Persisted<Value: _Persistable> {
         Value._reefSet(managed, managed.property(persisted.slot &- object._slotBase), newValue)
         return
       }
-      Self.value(object, persisted).pointee = newValue
+      Value._reefAssignUnmanaged(newValue, to: Self.value(object, persisted))
     }
   }
 
@@ -141,8 +141,12 @@ class PropertyCodec {
   )
     throws(ReefError)
   { fatalError("abstract") }
-  /// An unmanaged object's value, as `Any` (dynamic access).
+  /// An unmanaged object's value, as `Any` (the value itself).
   func value(at pointer: UnsafeMutableRawPointer) -> Any { fatalError("abstract") }
+  /// An unmanaged object's value as dynamic access returns it (see `_reefDynamicValue`).
+  func dynamicValue(at pointer: UnsafeMutableRawPointer) -> Any? { fatalError("abstract") }
+  /// A managed object's value as dynamic access returns it.
+  func dynamicValue(_ owner: ManagedObject, _ property: Property) -> Any? { fatalError("abstract") }
   /// Sets an unmanaged object's value from `Any` (dynamic access); false when the value does
   /// not fit.
   func set(_ value: Any, at pointer: UnsafeMutableRawPointer) -> Bool { fatalError("abstract") }
@@ -153,6 +157,8 @@ class PropertyCodec {
   /// The collection accessor (`List`, `MutableSet`, `Map`, `LinkingObjects`, `ReefProperty`) of
   /// an unmanaged object, which becomes managed with its object; nil for other types.
   func collection(at pointer: UnsafeMutableRawPointer) -> ManagedCollection? { fatalError("abstract") }
+  /// Realm's message for a value a `FailableCustomPersistable` refuses; nil for other values.
+  func refusal(_ value: Any?) -> String? { nil }
   /// Whether a managed object's stored value fits the property (reading it does not stop).
   func fits(_ owner: ManagedObject, _ property: Property, in document: Document) -> Bool { fatalError("abstract") }
 }
@@ -236,9 +242,21 @@ final class TypedCodec<Value: _Persistable>: PropertyCodec {
   override func value(at pointer: UnsafeMutableRawPointer) -> Any {
     pointer.assumingMemoryBound(to: Value.self).pointee
   }
+  override func dynamicValue(at pointer: UnsafeMutableRawPointer) -> Any? {
+    pointer.assumingMemoryBound(to: Value.self).pointee._reefDynamicValue
+  }
+  override func dynamicValue(_ owner: ManagedObject, _ property: Property) -> Any? {
+    Value._reefGet(owner, property)._reefDynamicValue
+  }
   override func set(_ value: Any, at pointer: UnsafeMutableRawPointer) -> Bool {
     guard let value = coerce(value) else { return false }
-    pointer.assumingMemoryBound(to: Value.self).pointee = value
+    let slot = pointer.assumingMemoryBound(to: Value.self)
+    // A collection (or `ReefProperty`) takes the new contents into the object's own
+    // accessor, as in Realm: a list read before stays the object's list.
+    if holdsCollections, let current = slot.pointee as? ContentsReplaceable, current.replaceContents(with: value) {
+      return true
+    }
+    slot.pointee = value
     return true
   }
   override func get(_ owner: ManagedObject, _ property: Property) -> Any { Value._reefGet(owner, property) }
@@ -247,18 +265,15 @@ final class TypedCodec<Value: _Persistable>: PropertyCodec {
     Value._reefSet(owner, property, value)
     return true
   }
-  /// `value` as a `Value`: itself, or a number of another width, or nil for nil.
-  private func coerce(_ value: Any) -> Value? {
-    if let value = value as? Value { return value }
-    if let make = Value.self as? any _ReefCoercible.Type { return make._reefCoerce(value) as? Value }
-    return nil
+  override func refusal(_ value: Any?) -> String? {
+    guard Value.self is any _CustomPersistable.Type, let unwrapped = DynamicValue.unwrap(value),
+      Value._reefNamesNoValue(unwrapped)
+    else { return nil }
+    return "Could not convert value '\(DynamicValue.describe(value))' to type '\(Value.self)'."
   }
-}
-
-/// Types that take values of neighbouring types in dynamic access (`object["age"] = 3` for an
-/// `Int8` property, a dictionary for an embedded object).
-protocol _ReefCoercible {
-  static func _reefCoerce(_ value: Any) -> Any?
+  /// `value` as a `Value`: itself, or converted as Realm converts it (see
+  /// `DynamicValues.swift`); nil when it does not fit.
+  private func coerce(_ value: Any) -> Value? { DynamicValue.convert(value, to: Value.self) }
 }
 
 /// `Optional` of an embedded object's class, for ``TypedCodec``'s direct path.

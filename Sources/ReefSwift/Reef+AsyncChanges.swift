@@ -269,7 +269,7 @@ extension PropertyChange {
   ) -> [PropertyChange] {
     guard let managed = object._managed else { return [] }
     var changes: [PropertyChange] = []
-    for property in schema.properties where property.shape.isStored {
+    for property in schema.allProperties where property.shape.isStored {
       let column = property.columnName
       let watched = paths.map { $0.filter { ChangePaths.overlaps(column, $0) } }
       if let watched, watched.isEmpty { continue }

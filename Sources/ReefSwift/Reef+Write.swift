@@ -105,7 +105,7 @@ extension Reef {
     do throws(StoreError) {
       if existing != nil {
         if policy == .all {
-          for property in schema.properties where property.isEmbedded {
+          for property in schema.allProperties where property.isEmbedded {
             bumpEpoch(EpochKey(type: schema.className, id: id, path: "").child(property.columnName))
           }
         }
@@ -124,7 +124,7 @@ extension Reef {
     }
     noteChange(schema.className, structural: existing == nil)
     let state = ManagedObject(reef: self, schema: schema, id: id, document: document)
-    for property in schema.properties {
+    for property in schema.allProperties {
       if let collection = property.codec.collection(at: object.valuePointer(property.ordinal)) {
         collection.attach(to: state, property: property)
         state.setAccessor(property.ordinal, collection as AnyObject)
@@ -135,17 +135,22 @@ extension Reef {
     return identity
   }
 
-  /// Creates an object from a dictionary of property values, an array in property order, or
-  /// an object (a managed object's embedded objects are copied), adds it and returns it.
+  /// Creates an object from a dictionary of property values (by name; other keys are ignored),
+  /// an array in property order, or another object, adds it and returns it, as Realm's
+  /// `create`: each value is converted as Realm converts it (an `Int` for an `Int8`, `NSNull`
+  /// for nil, a dictionary or an array for a linked or embedded object), and the objects given
+  /// as values are copied into this `Reef` (an object it manages already is linked, not
+  /// copied; the objects given stay as they were).
   ///
   /// With `.modified` or `.all`, when an object with the given primary key exists, the
-  /// properties in a dictionary are set on it (the others are left as they are) and it is
-  /// returned.
+  /// properties in a dictionary are set on it (the others are left as they are), or every
+  /// property for an array or an object, and it is returned.
   ///
-  /// As Realm's, a value that does not fit its property (a wrong type, an unknown property
-  /// name, more values than properties), or `.modified`/`.all` for a type without a primary
-  /// key, stops the program at the call. A duplicate primary key with `.error` is recorded:
-  /// `write` throws it.
+  /// A value that does not fit its property stops with Realm's message ("Invalid value 'x' of
+  /// type 'String' for 'int' property 'Dog.age'."), as Realm raises it at the call;
+  /// ``create(_:validating:update:)`` throws instead. So does `.modified` or `.all` for a type
+  /// without a primary key ("'Dog' does not have a primary key and can not be updated"). The
+  /// rules `add` records (a duplicate primary key) make `write` throw.
   /// - Parameters:
   ///   - type: The object type.
   ///   - value: A dictionary of property values, an array in property order, or an object.
@@ -153,6 +158,20 @@ extension Reef {
   /// - Returns: The object created (or updated), managed.
   @discardableResult
   public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) -> T {
+    do {
+      return try create(type, validating: value, update: update)
+    } catch {
+      fatalError(error.message)
+    }
+  }
+
+  /// ``create(_:value:update:)`` that throws when a value does not fit, for values from outside
+  /// the program (JSON, say); nothing is created then.
+  /// - Throws: ``ReefError`` of kind ``ReefError/Kind/invalidValue`` with Realm's message.
+  @discardableResult
+  public func create<T: Object>(_ type: T.Type, validating value: Any, update: UpdatePolicy = .error)
+    throws(ReefError) -> T
+  {
     requireWriteTransaction()
     let schema: ObjectSchema
     do {
@@ -162,30 +181,22 @@ extension Reef {
       return T()
     }
     if update != .error { Reef.requirePrimaryKey(schema) }
+    let population = ObjectPopulation(copyingFor: self)
+    // Through the metatype given, which may be a subclass of T (dynamicCreate passes one).
+    let object = type.init()
+    try population.populateChecked(object, from: value)
     if update != .error, let key = schema.primaryKeyProperty, let dictionary = value as? [String: Any],
-      let keyValue = dictionary[key.name] ?? dictionary[key.columnName],
-      let existing = object(ofType: type, forPrimaryKey: keyValue)
+      let existing = self.object(ofType: type, forPrimaryKey: object.rawValue(key)), let managed = existing._managed
     {
-      for (name, value) in dictionary {
-        guard let property = schema.property(named: name) else {
-          fatalError("Invalid property name '\(name)' for class '\(schema.className)'.")
-        }
-        if property.isPrimary { continue }
-        if let managed = existing._managed, !property.codec.set(managed, property, property.convert(value)) {
-          fatalError(
-            "Invalid value '\(value)' of type '\(Swift.type(of: value))' for '\(property.typeDescription)' property '\(schema.className).\(name)'."
-          )
+      // Only the properties the dictionary names change.
+      for (property, _) in try population.entries(of: dictionary, for: schema) where !property.isPrimary {
+        if !property.codec.set(managed, property, object.rawValue(property)) {
+          throw ReefError(
+            .invalidValue, property.invalidValueMessage(object.rawValue(property), className: schema.className),
+            type: schema.className, property: property.name)
         }
       }
       return existing
-    }
-    // Through the metatype given, which may be a subclass of T (dynamicCreate passes one).
-    let object = type.init()
-    do {
-      try ObjectBase.populateChecked(object, from: value)
-    } catch {
-      // Realm raises at the call for a value that does not fit its type.
-      fatalError("\(error)")
     }
     add(object, update: update)
     return object

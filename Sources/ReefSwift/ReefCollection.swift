@@ -32,11 +32,17 @@ where Element: Object, Index == Int {
   /// The position of the first object that matches a predicate in Realm's language, or nil.
   func index(matching predicateFormat: String, _ args: Any...) -> Int?
 
+  /// The position of the first object that matches an `NSPredicate`, or nil.
+  func index(matching predicate: NSPredicate) -> Int?
+
   /// The objects at `indexes`, in order.
   func objects(at indexes: IndexSet) -> [Element]
 
   /// The objects that match a predicate in Realm's language, as live ``Results``.
   func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element>
+
+  /// The objects that match an `NSPredicate` (see ``Results/filter(_:)``), as live ``Results``.
+  func filter(_ predicate: NSPredicate) -> Results<Element>
 
   /// The objects sorted by a property, as live ``Results``.
   func sorted(byKeyPath keyPath: String, ascending: Bool) -> Results<Element>

@@ -92,7 +92,18 @@ extension Results {
   /// An invalid predicate stops with the query's message.
   /// - Complexity: O(*n*).
   public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
-    let matching = Set(filter(predicateFormat, args).ids().map(DocumentChange.identity(of:)))
+    index(matching: .format(predicateFormat, args))
+  }
+
+  /// The position of the first object that matches an `NSPredicate` (see ``filter(_:)``), or
+  /// nil.
+  ///
+  /// An invalid predicate stops with the query's message.
+  /// - Complexity: O(*n*).
+  public func index(matching predicate: NSPredicate) -> Int? { index(matching: FilterPredicate(predicate)) }
+
+  private func index(matching predicate: FilterPredicate) -> Int? {
+    let matching = Set(filter(predicate).ids().map(DocumentChange.identity(of:)))
     return ids().firstIndex { matching.contains(DocumentChange.identity(of: $0)) }
   }
 

@@ -394,9 +394,19 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   /// ``filter(validating:_:)`` to get it as an error.
   public func filter(_ predicateFormat: String, _ args: Any...) -> Results { filter(predicateFormat, args) }
 
-  func filter(_ predicateFormat: String, _ args: [Any]) -> Results {
+  /// The results that also match an `NSPredicate`: one made with `NSPredicate(format:…)`
+  /// (Reef's own on Linux, where swift-corelibs-foundation has none), `NSPredicate(value:)`, or
+  /// an `NSCompoundPredicate` of these.
+  ///
+  /// An invalid predicate stops with the query's message, as ``filter(_:_:)``; so
+  /// does a block predicate (`NSPredicate(block:)`), which Reef cannot read.
+  public func filter(_ predicate: NSPredicate) -> Results { filter(FilterPredicate(predicate)) }
+
+  func filter(_ predicateFormat: String, _ args: [Any]) -> Results { filter(.format(predicateFormat, args)) }
+
+  func filter(_ predicate: FilterPredicate) -> Results {
     do {
-      return try filter(validating: predicateFormat, args)
+      return try filter(validating: predicate)
     } catch {
       fatalError("\(error)")
     }
@@ -406,10 +416,13 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   /// - Throws: ``ReefError/Kind/invalidQuery`` with the query module's message (and column),
   ///   or Realm's for a property name the type does not declare.
   public func filter(validating predicateFormat: String, _ args: [Any]) throws(ReefError) -> Results {
-    let arguments = args.map { BSONArgument.bson($0) ?? .null }
+    try filter(validating: .format(predicateFormat, args))
+  }
+
+  func filter(validating predicate: FilterPredicate) throws(ReefError) -> Results {
     let query: Query
     do {
-      query = try Query(predicate: predicateFormat, arguments: arguments)
+      query = try Query(predicate.parsed())
     } catch {
       var wrapped = ReefError(.invalidQuery, error.description, type: schema.className)
       wrapped.queryError = error

@@ -49,7 +49,7 @@ final class ResultsTracker<Element: Object> {
   /// Whether a type's results may depend on other objects than their own: it has links (a
   /// condition or sort may go through them) or linking objects.
   static func dependsOnOtherObjects(_ schema: ObjectSchema) -> Bool {
-    schema.properties.contains { $0.isLink || $0.type == .linkingObjects }
+    schema.allProperties.contains { $0.isLink || $0.type == .linkingObjects }
   }
 
   /// The number of objects in the results.

@@ -8,7 +8,7 @@ enum SchemaCheck {
     while let next = stack.popLast() {
       guard seen.insert(ObjectIdentifier(next.objectClass)).inserted else { continue }
       result.append(next)
-      for property in next.properties {
+      for property in next.allProperties {
         if let objectClass = property.objectClass { stack.append(ObjectSchema.of(objectClass)) }
       }
     }
@@ -30,13 +30,21 @@ enum SchemaCheck {
             "\(name) is not stored: declare it @Persisted (`@Persisted var \(name): …`); properties without @Persisted, such as the older API's `let x = List<T>()` and `@objc dynamic var`, are ignored",
             type: schema.className, property: name))
       }
-      if schema.properties.allSatisfy({ !$0.shape.isStored }) {
+      for name in schema.ignoredPersisted {
+        problems.append(
+          ReefError(
+            .schema,
+            "\(name) is @Persisted and named in ignoredProperties(): remove @Persisted to ignore it (a property without @Persisted is not stored)",
+            type: schema.className, property: name))
+      }
+      // A type whose only properties are LinkingObjects is a model, as in Realm.
+      if schema.allProperties.isEmpty {
         problem(
           schema, nil,
           "the type has no @Persisted property (the older API's `@objc dynamic var` properties are not supported: declare them with @Persisted)"
         )
       }
-      let primaryKeys = schema.properties.filter(\.isPrimary)
+      let primaryKeys = schema.allProperties.filter(\.isPrimary)
       if schema.isEmbedded, let key = primaryKeys.first {
         problem(schema, key, "an embedded object type cannot have a primary key")
       }
@@ -55,7 +63,7 @@ enum SchemaCheck {
         problem(schema, nil, "primaryKey() names \(legacy), which is not a @Persisted property")
       }
       var columns: [String: Property] = [:]
-      for property in schema.properties where property.shape.isStored {
+      for property in schema.allProperties where property.shape.isStored {
         if let other = columns[property.columnName] {
           problem(schema, property, "two properties are stored as \(property.columnName) (also \(other.name))")
         }
@@ -66,7 +74,8 @@ enum SchemaCheck {
         if property.isSet && property.isEmbedded {
           problem(schema, property, "a MutableSet cannot hold embedded objects (\(property.typeDescription))")
         }
-        if property.isMap && property.isEmbedded && !property.isOptional {
+        // A type mapped to an embedded object need not be optional in a map, as in Realm.
+        if property.isMap && property.isEmbedded && !property.isOptional && !property.isCustomMapped {
           problem(
             schema, property,
             "a Map of embedded objects holds optionals, as in Realm: Map<String, \(property.objectClassName ?? "")?>, not \(property.typeDescription)"
@@ -76,7 +85,7 @@ enum SchemaCheck {
       if !schema.isEmbedded, let id = columns["_id"], !id.isPrimary {
         problem(schema, id, "a property stored as _id must be the primary key (@Persisted(primaryKey: true))")
       }
-      for property in schema.properties where property.type == .linkingObjects {
+      for property in schema.allProperties where property.type == .linkingObjects {
         guard let originName = property.linkOriginPropertyName, !originName.isEmpty else {
           problem(schema, property, "LinkingObjects needs its origin: @Persisted(originProperty: \"…\")")
           continue
@@ -114,7 +123,7 @@ enum SchemaCheck {
       var stack: [(ObjectSchema, [String])] = [(schema, [schema.className])]
       var seen = Set<ObjectIdentifier>()
       while let (next, path) = stack.popLast() {
-        for property in next.properties where property.isEmbedded {
+        for property in next.allProperties where property.isEmbedded {
           let inner = ObjectSchema.of(property.objectClass!)
           if inner.objectClass == schema.objectClass {
             problem(
@@ -155,7 +164,7 @@ enum IndexPlan {
     var result: [Index] = []
     func visit(_ schema: ObjectSchema, prefix: String, depth: Int) {
       guard depth < 8 else { return }
-      for property in schema.properties where property.shape.isStored {
+      for property in schema.allProperties where property.shape.isStored {
         let path = prefix + property.columnName
         if property.isEmbedded {
           visit(ObjectSchema.of(property.objectClass!), prefix: path + ".", depth: depth + 1)

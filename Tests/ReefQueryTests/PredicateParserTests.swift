@@ -360,7 +360,10 @@ private func failure(
     ("a == 1 LIMIT(-1)", 14, "expected a count of zero or more in LIMIT(…) but found '-1'"),
     ("a == 1 LIMIT(1.5)", 14, "expected a whole number in LIMIT(…) but found '1.5'"),
     ("a == 1 LIMIT(2", 15, "expected ')' to close LIMIT(…) but found end of predicate"),
-    ("a == %K", 6, "'%K' key path substitution is not supported; write the key path"),
+    (
+      "a == %K", 6,
+      "comparing two key paths ('a' and 'string argument') is not supported; compare a key path with a value"
+    ),
     ("a == $", 6, "expected an argument number or a variable name after '$' but found end of predicate"),
   ])
   func errors(predicate: String, column: Int, message: String) {

@@ -109,7 +109,7 @@ class Profile: Object {
     #expect(violations.first?.found == "int 7")
     let fits = try #require(reef.object(ofType: Contact.self, forPrimaryKey: good))
     #expect(fits.address?.city == "LA", "a fitting imported document opens as an object")
-    #expect(reef.schema["Contact"]?["title"] == "Contact")
+    #expect(try reef.jsonSchema["Contact"]?["title"] == "Contact")
   }
 
   @Test func anEmbeddedIndexedPropertyIndexesItsPathInEveryEmbeddingType() throws {

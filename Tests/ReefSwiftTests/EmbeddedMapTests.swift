@@ -410,7 +410,7 @@ func storedKeys(_ document: Document?) -> [String] {
     try reef.write { reef.add(estate) }
     try reef.write { reef.delete(estate.sites["a"]!!) }
     #expect(try reef.validate([Estate.self]).isEmpty, "an object and a null at a key fit the schema")
-    let schema = try #require(reef.schema["Estate"])
+    let schema = try #require(try reef.jsonSchema["Estate"])
     #expect(schema["properties.sites.bsonType"] == "object")
     #expect(schema["properties.sites.additionalProperties.bsonType"] == ["object", "null"])
     #expect(schema["properties.sites.additionalProperties.properties.city.bsonType"] == "string")

@@ -136,20 +136,27 @@ class MaybeKeyed: Object {
     #expect(list.reef != nil)
   }
 
-  // Realm raises at the call for a value of the wrong type (this was an error thrown by write).
-  @Test func aWrongTypeInCreateStopsAtTheCall() async {
+  @Test func aWrongTypeInCreateStopsWithRealmsMessage() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       runOrExitCleanly {
         let (reef, _) = try openReef()
-        try reef.write {
-          reef.create(Tenant.self, value: ["id": 1, "age": "thirty"])
-          // Not reached when create stops (a clean exit fails the test).
-          exit(0)
-        }
+        try reef.write { reef.create(Tenant.self, value: ["id": 1, "age": "thirty"]) }
       }
     }
-    let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-    #expect(stderr.contains("Tenant.age cannot hold thirty"), "\(stderr)")
+    let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    #expect(
+      message.contains("Invalid value 'thirty' of type 'String' for 'int' property 'Tenant.age'."), "\(message)")
+  }
+
+  @Test func aWrongTypeInCreateValidatingIsAnInvalidValueErrorAndCreatesNothing() throws {
+    let (reef, _) = try openReef()
+    do {
+      try reef.write { try reef.create(Tenant.self, validating: ["id": 1, "age": "thirty"]) }
+      Issue.record("create(_:validating:) did not throw")
+    } catch let error as ReefError {
+      #expect(error.kind == .invalidValue && error.property == "age", "\(error)")
+    }
+    #expect(reef.objects(Tenant.self).isEmpty)
   }
 
   @Test func changingAPrimaryKeyThroughDynamicAccessIsRefused() throws {

@@ -253,12 +253,4 @@ struct Smuggled<Value>: @unchecked Sendable {
       }
     }
   }
-
-  @Test func objectValueWithAnUnknownPropertyStops() async {
-    await #expect(processExitsWith: .failure) {
-      runOrExitCleanly {
-        _ = Tenant(value: ["nope": 1])
-      }
-    }
-  }
 }

@@ -95,7 +95,7 @@ class Renamed: Object {
 
   @Test func theJSONSchemaHasRealmsForm() throws {
     let (reef, _) = try openReef(types: [School.self, Locker.self])
-    let schema = try #require(reef.schema["School"])
+    let schema = try #require(try reef.jsonSchema["School"])
     #expect(schema["title"] == "School")
     #expect(schema["bsonType"] == "object")
     guard case .array(let required)? = schema["required"], case .document(let properties)? = schema["properties"] else {
@@ -114,7 +114,7 @@ class Renamed: Object {
       return
     }
     #expect(items["title"] == "Locker", "embedded objects are inline")
-    #expect(reef.schema["Locker"] == nil, "an embedded type has no collection of its own")
+    #expect(try reef.jsonSchema["Locker"] == nil, "an embedded type has no collection of its own")
   }
 
   @Test func theSchemaIsStoredInTheFile() throws {
@@ -122,7 +122,7 @@ class Renamed: Object {
     try reef.write { reef.add(School(value: ["name": "PS 1"])) }
     let failure = onAnotherThread { () throws in
       let other = try Reef(fileURL: URL(fileURLWithPath: path))
-      guard other.schema["School"]?["title"] == "School" else { throw DeliberateFailure() }
+      guard try other.jsonSchema["School"]?["title"] == "School" else { throw DeliberateFailure() }
     }
     #expect(failure == nil, "another Reef that never used School finds its schema in the file")
     let stored = try reef.store.read { try $0.metadata(forKey: "schema:School") }

@@ -233,7 +233,6 @@ import Testing
     let (reef, _) = try openReef()
     let tenant = makeTenant(1, "Jack", home: makeBuilding("Paris"))
     #expect(tenant["name"] as? String == "Jack")
-    #expect(tenant["nope"] == nil)
     try reef.write { reef.add(tenant) }
     #expect(tenant["name"] as? String == "Jack")
     #expect((tenant["home"] as? Building)?.city == "Paris")
