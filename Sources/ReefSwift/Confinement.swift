@@ -61,13 +61,34 @@ enum Confinement {
 enum MainThread {
   private static let lock = Lock()
   nonisolated(unsafe) private static var id: ThreadID?
+  /// The main thread's state, which holds its open `Reef`s (kept when the main thread parks).
+  nonisolated(unsafe) private static var state: ThreadState?
   private static let mainQueue = QueueMark.of(.main)
 
   /// Records the calling thread when it is the main thread.
   static func recordIfMain() {
     guard Thread.isMainThread else { return }
-    lock.withLock { if id == nil { id = .current } }
+    lock.withLock {
+      if id == nil {
+        id = .current
+        state = ThreadState.current
+      }
+    }
   }
+
+  /// The main thread's state when the caller is a block of the main queue running on another
+  /// thread (the main thread is parked), else nil.
+  private static func parkedMainState() -> (ThreadID, ThreadState)? {
+    guard !Thread.isMainThread, mainQueue.isCurrent else { return nil }
+    return lock.withLock { id.flatMap { id in state.map { (id, $0) } } }
+  }
+
+  /// The thread a `Reef` opened now is confined to: the calling thread, or the main thread for
+  /// a block of the main queue.
+  static func owner() -> ThreadID { parkedMainState()?.0 ?? .current }
+
+  /// The state of ``owner()``'s thread.
+  static func ownerState() -> ThreadState { parkedMainState()?.1 ?? ThreadState.current }
 
   /// Whether `owner` is the main thread and the caller runs on the main queue.
   static func isOwnedByMainQueue(_ owner: ThreadID) -> Bool {
@@ -165,45 +186,8 @@ struct Confined<Value>: @unchecked Sendable {
 }
 
 extension Reef {
-  /// Opens a file for use from blocks running on a serial `queue` (whichever thread runs them):
-  /// Realm's `Realm(configuration:queue:)`. Call it from a block running on `queue`.
-  ///
-  /// The `Reef` refreshes itself after each commit of any `Reef`, thread or process (the store's
-  /// change feed wakes it on `queue`) and calls its observers there; it can write without
-  /// blocking the queue (``writeAsync(_:onComplete:)``). A write transaction begun with
-  /// ``beginWrite()`` must end (commit or cancel) in the same block: LMDB binds it to a thread.
-  /// - Throws: ``ReefError/Kind/confinement`` when not called from `queue`; what
-  ///   ``init(configuration:)`` throws.
-  public convenience init(configuration: Configuration = .defaultConfiguration, queue: DispatchQueue) throws {
-    let scheduler = ReefScheduler(queue: queue)
-    guard scheduler.isCurrent else {
-      throw ReefError(
-        .confinement,
-        "Reef(configuration:queue:) must be called from a block running on the queue it is confined to; it was called from another thread"
-      )
-    }
-    try self.init(configuration: configuration, confinement: .scheduled(scheduler))
-    startRefreshing(scheduler)
-  }
-
-  /// Opens a file for use while isolated to `actor`: Realm's `Realm(configuration:actor:)`.
-  /// Call it from the actor (`try await Reef(configuration: configuration, actor: self)`).
-  ///
-  /// The `Reef` refreshes itself after each commit of any `Reef`, thread or process, and calls
-  /// its observers on the actor; ``asyncWrite(isolation:_:)`` writes without blocking the
-  /// actor's executor while another writer holds the write lock. Using it, or its objects,
-  /// outside the actor's isolation stops the program.
-  /// - Throws: what ``init(configuration:)`` throws.
-  public convenience init<A: Actor>(configuration: Configuration = .defaultConfiguration, actor: isolated A)
-    async throws
-  {
-    let scheduler = ReefScheduler(actor: actor)
-    try self.init(configuration: configuration, confinement: .scheduled(scheduler))
-    startRefreshing(scheduler)
-  }
-
   /// Observes the change feed: each commit it reports refreshes this `Reef` in its confinement.
-  private func startRefreshing(_ scheduler: ReefScheduler) {
+  func startRefreshing(_ scheduler: ReefScheduler) {
     let reef = WeakReef(self)
     scheduler.feed = try? store.observeChanges { [weak scheduler] batch in
       scheduler?.schedule { reef.reef?.refreshForFeed(latest: batch.latest) }
@@ -211,10 +195,12 @@ extension Reef {
   }
 
   /// Refreshes to a commit the feed reported, unless this `Reef` shows it already (its own
-  /// commits) or a write transaction is open.
+  /// commits) or a write transaction is open; with ``autorefresh`` off, tells the `Reef`-level
+  /// observers instead.
   private func refreshForFeed(latest: UInt64) {
     guard !isInWriteTransaction else { return }
     if let seen = try? transaction().changeSequence(), seen >= latest { return }
+    guard autorefresh else { return notifyRefreshRequired() }
     refresh()
   }
 }

@@ -61,6 +61,9 @@ public final class ManagedObject {
   private var lazyPlaceKey: EpochKey?
   private var document: Document?
   private var version = -1
+  /// For a top-level object, the `Reef`'s ``Reef/invalidations`` when this state was made: a
+  /// later ``Reef/invalidate()`` invalidates it for good.
+  private let generation: Int
   /// Live collection accessors handed out, by property ordinal: held weakly, since each holds
   /// this state (a user keeping `person.dogs` keeps the same list).
   private var accessorTable: [Int: WeakAccessor] = [:]
@@ -98,6 +101,7 @@ public final class ManagedObject {
     self.document = document
     self.version = document == nil ? -1 : reef.version
     epoch = 0
+    generation = reef.invalidations
   }
 
   /// The state of the embedded object at `step` of `parent`: at a field, the element now at a
@@ -114,6 +118,7 @@ public final class ManagedObject {
       self.document = document
       version = reef.version
     }
+    generation = reef.invalidations
     self.schema = schema
     self.parent = parent
     field = step.field
@@ -170,6 +175,7 @@ public final class ManagedObject {
     let gate = reef.enterSnapshot()
     defer { gate?.unlock() }
     if version == reef.version, let document { return document }
+    if parent == nil && generation != reef.invalidations { return nil }
     let fresh: Document?
     if let parent {
       if (reef.hasEpochs ? reef.epoch(epochKey) : 0) != epoch || (mapKey != nil && reef.epoch(placeKey) != entryEpoch) {

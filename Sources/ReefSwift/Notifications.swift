@@ -45,17 +45,23 @@ extension Reef {
   public enum Notification: String, Sendable {
     /// The `Reef` shows new data: a write of its own, or another's it refreshed to.
     case didChange
-    /// Kept for Realm's API; a `Reef` refreshes itself when it writes or ``refresh()``es.
+    /// Other commits wait to be read by a `Reef` whose ``Reef/autorefresh`` is off: call
+    /// ``Reef/refresh()`` to read them.
     case refreshRequired
   }
 
   /// A block called when the `Reef` shows new data.
   public typealias NotificationBlock = ReefSwift.NotificationBlock
 
-  /// Calls `block` (on this thread) after each write of this `Reef` commits, and when
-  /// ``refresh()`` shows commits of other `Reef`s, threads or processes.
+  /// Calls `block` with ``Notification/didChange`` (on this thread) after each write
+  /// transaction of this `Reef` commits, one that changed nothing included (as Realm's), and when
+  /// ``refresh()`` shows commits of other `Reef`s, threads or processes; with
+  /// ``Notification/refreshRequired`` when a `Reef` whose ``autorefresh`` is off is told of
+  /// another's commit (a queue- or actor-confined `Reef`: see ``autorefresh``).
+  /// - Parameter block: Called with the notification and this `Reef`.
+  /// - Returns: A token: notifications last until it is invalidated or released.
   public func observe(_ block: @escaping NotificationBlock) -> NotificationToken {
-    addObserver { reef, _, silent in
+    addObserver(refreshRequired: { block(.refreshRequired, $0) }) { reef, _, silent in
       if !silent { block(.didChange, reef) }
     }
   }
@@ -75,13 +81,27 @@ extension Reef {
 
   /// Registers an observer: called with each batch of the change feed this `Reef` moves past,
   /// and whether its block is to stay silent.
-  func addObserver(_ notify: @escaping (Reef, ChangeBatch, _ silent: Bool) -> Void) -> NotificationToken {
+  ///
+  /// An observer with `refreshRequired` (a `Reef`-level block) is also called after this
+  /// `Reef`'s commits that changed nothing, and told when other commits wait while
+  /// ``autorefresh`` is off.
+  func addObserver(
+    refreshRequired: ((Reef) -> Void)? = nil, _ notify: @escaping (Reef, ChangeBatch, _ silent: Bool) -> Void
+  ) -> NotificationToken {
     reefRequire(!isFrozen, "Frozen Reefs do not change and do not have change notifications.")
     checkThread()
     if feedSequence == nil { feedSequence = (try? transaction().changeSequence()) ?? 0 }
     nextObserverID += 1
-    observers.append(ReefObserver(id: nextObserverID, notify: notify))
+    observers.append(ReefObserver(id: nextObserverID, notify: notify, refreshRequired: refreshRequired))
     return NotificationToken(reef: self, id: nextObserverID)
+  }
+
+  /// Tells the `Reef`-level observers that commits wait to be read (``autorefresh`` is off).
+  func notifyRefreshRequired() {
+    guard !isDelivering else { return }
+    isDelivering = true
+    defer { isDelivering = false }
+    for observer in observers where !observer.isRemoved { observer.refreshRequired?(self) }
   }
 
   func removeObserver(_ id: Int) {
@@ -91,8 +111,9 @@ extension Reef {
   }
 
   /// Tells the observers what the commits between the state they last saw and the `Reef`'s
-  /// current one changed (after a commit of this `Reef`, or a refresh).
-  func deliverNotifications() {
+  /// current one changed (after a commit of this `Reef`, or a refresh). After this `Reef`'s own
+  /// commit that changed nothing, the `Reef`-level observers are called all the same.
+  func deliverNotifications(afterOwnCommit: Bool = false) {
     guard !observers.isEmpty, !isInWriteTransaction, !isDelivering, let after = feedSequence else { return }
     isDelivering = true
     defer { isDelivering = false }
@@ -104,11 +125,12 @@ extension Reef {
       batch = ChangeBatch(commits: [], isComplete: false, latest: after)
     }
     feedSequence = batch.latest
-    if batch.commits.isEmpty && batch.isComplete { return }
+    let unchanged = batch.commits.isEmpty && batch.isComplete
+    if unchanged && !afterOwnCommit { return }
     let silenced = silencedObservers
     for observer in observers {
       // An observer removed by an earlier block is not called.
-      guard !observer.isRemoved else { continue }
+      guard !observer.isRemoved, !unchanged || observer.refreshRequired != nil else { continue }
       observer.notify(self, batch, silenced.contains(observer.id))
     }
   }
@@ -118,11 +140,14 @@ extension Reef {
 final class ReefObserver {
   let id: Int
   let notify: (Reef, ChangeBatch, _ silent: Bool) -> Void
+  /// For a `Reef`-level block: tells it that commits wait to be read.
+  let refreshRequired: ((Reef) -> Void)?
   /// Set when its token is invalidated, so that a round of delivery under way skips it.
   var isRemoved = false
-  init(id: Int, notify: @escaping (Reef, ChangeBatch, _ silent: Bool) -> Void) {
+  init(id: Int, notify: @escaping (Reef, ChangeBatch, _ silent: Bool) -> Void, refreshRequired: ((Reef) -> Void)?) {
     self.id = id
     self.notify = notify
+    self.refreshRequired = refreshRequired
   }
 }
 

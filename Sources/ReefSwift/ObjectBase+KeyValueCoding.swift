@@ -11,6 +11,7 @@ extension ObjectBase {
   /// A name that is not a property stops with Realm's message: "Invalid property name 'x' for
   /// class 'Dog'.".
   public final func value(forKey key: String) -> Any? {
+    if let dynamic = self as? DynamicObject { return dynamic.dynamicValue(key) }
     let property = property(forKey: key)
     if let _managed { return property.codec.dynamicValue(_managed, property) }
     return property.codec.dynamicValue(at: valuePointer(property.ordinal))
@@ -26,6 +27,7 @@ extension ObjectBase {
   /// property, a `LinkingObjects` property, or a value that does not fit stops with Realm's
   /// message ("Invalid value 'x' of type 'String' for 'int' property 'Dog.age'.").
   public final func setValue(_ value: Any?, forKey key: String) {
+    if let dynamic = self as? DynamicObject, dynamic.setDynamicValue(value, forKey: key) { return }
     let schema = objectSchema
     let property = property(forKey: key)
     if property.type == .linkingObjects {

@@ -82,8 +82,13 @@ open class ObjectBase: CustomStringConvertible {
   /// Realm's name for ``reef``.
   public final var realm: Reef? { reef }
 
-  /// The object's schema.
-  public final var objectSchema: ObjectSchema { ObjectSchema.of(type(of: self)) }
+  /// The object's schema (a ``DynamicObject``'s is its type's).
+  public final var objectSchema: ObjectSchema {
+    if let dynamic = self as? DynamicObject {
+      if let schema = dynamic._managed?.schema ?? dynamic.migrationRecord?.modelSchema { return schema }
+    }
+    return ObjectSchema.of(type(of: self))
+  }
 
   /// Whether the object is frozen: managed by a frozen `Reef` (``Reef/freeze()``), an immutable
   /// snapshot readable from any thread.

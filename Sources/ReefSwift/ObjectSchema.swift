@@ -118,6 +118,12 @@ public final class ObjectSchema: CustomStringConvertible, Equatable, @unchecked 
   private static let lock = Lock()
 
   /// The schema of a class, discovered on first use.
+  /// The schema of a model class by its name, among the classes whose schema this process has
+  /// discovered (Linux has no list of a program's classes to look a name up in).
+  static func named(_ className: String) -> ObjectSchema? {
+    lock.withLock { schemas.values.first { $0.className == className && !($0.objectClass is DynamicObject.Type) } }
+  }
+
   static func of(_ objectClass: ObjectBase.Type) -> ObjectSchema {
     let key = ObjectIdentifier(objectClass)
     let thread = ThreadState.current

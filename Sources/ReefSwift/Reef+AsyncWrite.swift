@@ -47,11 +47,13 @@ final class AsyncWrites {
 }
 
 extension Reef {
-  /// The scheduler of a queue- or actor-confined `Reef`; stops with Realm's rule otherwise.
+  /// The scheduler of a queue- or actor-confined `Reef`; stops with Realm's message otherwise
+  /// (Realm's, on a thread without a run loop; a thread-confined `Reef` has none to call back
+  /// on).
   private func asyncScheduler(_ call: String) -> ReefScheduler {
     guard let scheduler = confinement.scheduler else {
       reefStop(
-        "\(call) needs a Reef confined to a DispatchQueue (Reef(configuration:queue:)) or an actor (Reef(configuration:actor:)): a thread-confined Reef has no run loop to call its blocks back on"
+        "Cannot schedule async transaction. Make sure you are running from inside a run loop. (\(call): a thread-confined Reef has no run loop to call its blocks back on; open the Reef on a DispatchQueue, Reef(configuration:queue:), or an actor, Reef(configuration:actor:))"
       )
     }
     return scheduler
@@ -166,7 +168,10 @@ extension Reef {
   /// Cancels an async write that has not begun (its block and completion are not called) or the
   /// call of an async commit's completion (the commit stays). Does nothing for an identifier
   /// whose block runs or ran, or whose completion was called.
-  public func cancelAsyncWrite(_ asyncTransactionId: AsyncTransactionId) {
+  /// - Parameter asyncTransactionId: What ``writeAsync(_:onComplete:)``,
+  ///   ``beginAsyncWrite(_:)`` or ``commitAsyncWrite(allowGrouping:_:)`` returned.
+  /// - Throws: Nothing today; declared `throws` as Realm's is, so that its callers' `try` ports.
+  public func cancelAsyncWrite(_ asyncTransactionId: AsyncTransactionId) throws {
     checkThread()
     guard let writes = confinement.scheduler?.asyncWrites else { return }
     writes.pending.removeAll { $0.id == asyncTransactionId }

@@ -27,9 +27,14 @@ extension Reef {
     public var objectTypes: [ObjectBase.Type]?
     /// The schema version; raise it when the models change.
     public var schemaVersion: UInt64 = 0
-    /// Called when the file's schema version is lower than ``schemaVersion``.
+    /// Called when the file's schema version is lower than ``schemaVersion``, with a
+    /// ``Migration`` and the file's version, in a write transaction committed with the new
+    /// version.
     public var migrationBlock: MigrationBlock?
-    /// Deletes the file (instead of migrating) when its schema differs from the models.
+    /// Deletes the stored objects instead of migrating: every object when the file's schema
+    /// version is older (the migration block is not called), a type's objects when its model
+    /// changed at the same version (instead of refusing it with
+    /// ``ReefError/Kind/schemaMismatch``).
     public var deleteReefIfMigrationNeeded = false
     /// Realm's name for ``deleteReefIfMigrationNeeded``.
     public var deleteRealmIfMigrationNeeded: Bool {
@@ -78,31 +83,108 @@ extension Reef {
 }
 
 /// The stores open in this process, by path: every `Reef` of one file shares its `Store`
-/// (LMDB must not open one file twice in a process).
+/// (LMDB must not open one file twice in a process). Each store keeps the settings it was
+/// opened with, which every later `Reef` of the file must share while it is open (Realm's
+/// coordinator checks the same ones).
 enum StoreTable {
-  nonisolated(unsafe) private static var stores: [String: WeakStore] = [:]
+  nonisolated(unsafe) private static var stores: [String: Entry] = [:]
   private static let lock = Lock()
-  final class WeakStore {
+  final class Entry {
     weak var store: Store?
-    init(_ store: Store) { self.store = store }
+    let settings: Settings
+    init(_ store: Store, _ settings: Settings) {
+      self.store = store
+      self.settings = settings
+    }
+  }
+  /// What the `Reef`s of one open file must agree on.
+  struct Settings: Equatable {
+    var readOnly: Bool
+    var inMemory: Bool
+    var deleteIfMigrationNeeded: Bool
+    var schemaVersion: UInt64
+
+    init(_ configuration: Reef.Configuration) {
+      readOnly = configuration.readOnly
+      inMemory = configuration.inMemoryIdentifier != nil
+      deleteIfMigrationNeeded = configuration.deleteReefIfMigrationNeeded
+      schemaVersion = configuration.schemaVersion
+    }
+
+    /// The error for opening the file with `other` while it is open with these, or nil.
+    func mismatch(_ other: Settings, path: String) -> ReefError? {
+      let difference: String
+      if readOnly != other.readOnly {
+        difference = "different read permissions"
+      } else if inMemory != other.inMemory {
+        difference = "different inMemory settings"
+      } else if deleteIfMigrationNeeded != other.deleteIfMigrationNeeded {
+        difference = "a different schema mode (deleteReefIfMigrationNeeded)"
+      } else if schemaVersion != other.schemaVersion {
+        difference = "different schema version (\(schemaVersion), not \(other.schemaVersion))"
+      } else {
+        return nil
+      }
+      return ReefError(.mismatchedConfig, "Reef at path '\(path)' already opened with \(difference).")
+    }
   }
 
-  static func store(path: String, readOnly: Bool, durability: Durability) throws(ReefError) -> Store {
+  /// Calls `body` with the store of `path`: the one open, or one opened read-only for the call.
+  /// - Throws: ``ReefError/Kind/store`` when there is no file or it cannot be opened; what
+  ///   `body` throws, wrapped.
+  static func reading<R>(path: String, _ body: (Store) throws -> R) throws(ReefError) -> R {
+    do {
+      return try lock.withLock { () throws -> R in
+        if let store = stores[path]?.store ?? Store.openStore(at: path) { return try body(store) }
+        guard FileManager.default.fileExists(atPath: path) else {
+          throw ReefError(.store, "no Reef file at path '\(path)'")
+        }
+        return try body(try Store(path: path, options: StoreOptions(readOnly: true)))
+      }
+    } catch let error as ReefError {
+      throw error
+    } catch let error as StoreError {
+      throw ReefError(error)
+    } catch {
+      throw ReefError(.store, "\(error)")
+    }
+  }
+
+  /// Whether a store of `path` is open in this process.
+  static func isOpen(path: String) -> Bool {
+    lock.withLock { stores[path]?.store != nil || Store.openStore(at: path) != nil }
+  }
+
+  /// The store of a configuration's file: the one open already (whose settings it must share),
+  /// or a new one.
+  /// - Throws: ``ReefError/Kind/mismatchedConfig`` when the open store's settings differ;
+  ///   ``ReefError/Kind/store`` when the file cannot be opened.
+  static func store(for configuration: Reef.Configuration) throws(ReefError) -> Store {
+    let path = configuration.path
+    let settings = Settings(configuration)
     do {
       return try lock.withLock {
         // By path, then by file: another path to an open file shares its store.
-        if let store = stores[path]?.store ?? Store.openStore(at: path) { return store }
+        if let store = stores[path]?.store ?? Store.openStore(at: path) {
+          let entry =
+            stores[path].flatMap { $0.store === store ? $0 : nil } ?? stores.values.first { $0.store === store }
+          if let error = entry?.settings.mismatch(settings, path: path) { throw error }
+          return store
+        }
         var options = StoreOptions()
         // The map is address space, not disk: the file grows with what is written. A larger
         // first map lets one write transaction change much of a file (each changed page is
         // copied), where the store's default 64 MB could fill while readers keep it from growing.
         options.initialMapSize = 1 << 30
-        options.readOnly = readOnly
-        options.durability = durability
+        options.readOnly = configuration.readOnly && !settings.inMemory
+        options.durability = settings.inMemory ? .normal : configuration.durability
         let store = try Store(path: path, options: options)
-        stores[path] = WeakStore(store)
+        stores = stores.filter { $0.value.store != nil }
+        stores[path] = Entry(store, settings)
         return store
       }
+    } catch let error as ReefError {
+      throw error
     } catch let error as StoreError {
       throw ReefError(error)
     } catch {

@@ -107,15 +107,22 @@ extension Reef {
     {
       return reef
     }
+    // Another Reef of the file (another thread's) froze this state already: the same frozen
+    // Reef, as Realm's cache of frozen Realms by file and version gives.
+    if !isInWriteTransaction, let snapshot = readSnapshotID, let shared = FrozenReefs.reef(store, snapshot: snapshot) {
+      frozenCopy = (snapshotVersion, WeakReef(shared))
+      return shared
+    }
     let before = snapshotVersion
     let (transaction, pin) = try snapshotForFreezing(limit: configuration.maximumNumberOfActiveVersions)
     let frozen = Reef(frozen: FrozenSnapshot(transaction: transaction, pin: pin), like: self)
     if snapshotVersion == before { frozenCopy = (before, WeakReef(frozen)) }
+    FrozenReefs.keep(frozen, store, snapshot: transaction.snapshotID)
     return frozen
   }
 
-  /// A live `Reef` of the same configuration on the calling thread: Realm's `thaw()`. A live
-  /// `Reef` returns itself.
+  /// A live `Reef` of the same configuration on the calling thread (the one open there, if
+  /// any): Realm's `thaw()`. A live `Reef` returns itself.
   ///
   /// It does not throw, as Realm's: when the file cannot be opened it stops the program with
   /// the error's message. ``tryThaw()`` throws instead.
@@ -160,6 +167,31 @@ extension Reef {
   /// `linkingObjects.freeze()`.
   public func freeze<Element>(_ linkingObjects: LinkingObjects<Element>) -> LinkingObjects<Element> {
     linkingObjects.freeze()
+  }
+}
+
+/// The frozen `Reef`s of the process, by store and snapshot, held weakly: freezing at a state
+/// another `Reef` of the file froze gives the same frozen `Reef`, on any thread (Realm caches its
+/// frozen Realms by file and version, not by thread).
+enum FrozenReefs {
+  private struct Key: Hashable {
+    let store: ObjectIdentifier
+    let snapshot: Int
+  }
+  private static let lock = Lock()
+  nonisolated(unsafe) private static var table: [Key: WeakReef] = [:]
+
+  /// The frozen `Reef` of `store` at `snapshot`, while it lives.
+  static func reef(_ store: Store, snapshot: Int) -> Reef? {
+    lock.withLock { table[Key(store: ObjectIdentifier(store), snapshot: snapshot)]?.reef }
+  }
+
+  /// Keeps a frozen `Reef` (weakly); drops the entries of those gone.
+  static func keep(_ reef: Reef, _ store: Store, snapshot: Int) {
+    lock.withLock {
+      table = table.filter { $0.value.reef != nil }
+      table[Key(store: ObjectIdentifier(store), snapshot: snapshot)] = WeakReef(reef)
+    }
   }
 }
 

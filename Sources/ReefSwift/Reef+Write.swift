@@ -18,10 +18,28 @@ extension Reef {
   /// The object becomes managed: live, reading and writing the file.
   ///
   /// Called without `try`: a broken rule (a duplicate primary key with `.error`, an embedded
-  /// object that already has a parent, an object of another file) is recorded and `write`
+  /// object that already has a parent, a linked object of another file) is recorded and `write`
   /// throws it. Adding a managed object of this `Reef` does nothing.
+  ///
+  /// As Realm's, these stop the program at the call: adding an object managed by a `Reef` of
+  /// another file ("Object is already managed by another Reef. Use create instead to copy it
+  /// into this Reef."), a deleted or invalidated object, or an object whose type has no
+  /// primary key with `.modified` or `.all`.
+  /// - Parameters:
+  ///   - object: The object; the unmanaged objects it links to are added with it.
+  ///   - update: What to do when an object with its primary key exists.
   public func add(_ object: Object, update: UpdatePolicy = .error) {
     requireWriteTransaction()
+    if let managed = object._managed {
+      if managed.reef.store !== store {
+        reefStop("Object is already managed by another Reef. Use create instead to copy it into this Reef.")
+      }
+      if managed.currentDocument() == nil {
+        reefStop("Adding a deleted or invalidated object to a Reef is not permitted")
+      }
+    } else if update != .error {
+      Reef.requirePrimaryKey(ObjectSchema.of(type(of: object)))
+    }
     do {
       _ = try addObject(object, policy: update)
     } catch {
@@ -130,8 +148,14 @@ extension Reef {
   ///
   /// A value that does not fit its property stops with Realm's message ("Invalid value 'x' of
   /// type 'String' for 'int' property 'Dog.age'."), as Realm raises it at the call;
-  /// ``create(_:validating:update:)`` throws instead. The rules `add` records (a duplicate
-  /// primary key) make `write` throw.
+  /// ``create(_:validating:update:)`` throws instead. So does `.modified` or `.all` for a type
+  /// without a primary key ("'Dog' does not have a primary key and can not be updated"). The
+  /// rules `add` records (a duplicate primary key) make `write` throw.
+  /// - Parameters:
+  ///   - type: The object type.
+  ///   - value: A dictionary of property values, an array in property order, or an object.
+  ///   - update: What to do when an object with the given primary key exists.
+  /// - Returns: The object created (or updated), managed.
   @discardableResult
   public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) -> T {
     do {
@@ -156,8 +180,10 @@ extension Reef {
       record(error)
       return T()
     }
+    if update != .error { Reef.requirePrimaryKey(schema) }
     let population = ObjectPopulation(copyingFor: self)
-    let object = T()
+    // Through the metatype given, which may be a subclass of T (dynamicCreate passes one).
+    let object = type.init()
     try population.populateChecked(object, from: value)
     if update != .error, let key = schema.primaryKeyProperty, let dictionary = value as? [String: Any],
       let existing = self.object(ofType: type, forPrimaryKey: object.rawValue(key)), let managed = existing._managed
@@ -194,7 +220,19 @@ extension Reef {
     delete(all: Array(results))
   }
 
+  /// Stops, with Realm's message, for an update policy other than `.error` on a type without a
+  /// primary key.
+  static func requirePrimaryKey(_ schema: ObjectSchema) {
+    if schema.primaryKeyProperty == nil && !schema.isEmbedded {
+      reefStop("'\(schema.className)' does not have a primary key and can not be updated")
+    }
+  }
+
   /// Deletes objects in order, then removes the links to the top-level ones, type by type.
+  ///
+  /// As Realm's, an object that is not managed by this file's `Reef` stops the program ("Can
+  /// only delete an object from the Reef it belongs to."), and so does one deleted already
+  /// ("Object has been deleted or invalidated.").
   private func delete(all objects: [ObjectBase]) {
     requireWriteTransaction()
     var deleted: [(type: String, identities: [BSON])] = []
@@ -220,14 +258,12 @@ extension Reef {
   /// are still to be removed.
   private func deleteOne(_ object: ObjectBase) -> (type: String, identity: BSON)? {
     guard let managed = object._managed, managed.reef.store === store else {
-      record(
-        ReefError(
-          .wrongReef, "only managed objects of this Reef can be deleted", type: type(of: object).className()))
-      return nil
+      reefStop(
+        "Can only delete an object from the Reef it belongs to. (\(type(of: object).className()) is \(object._managed == nil ? "unmanaged" : "managed by a Reef of another file"))"
+      )
     }
     guard let document = managed.currentDocument() else {
-      record(ReefError(.invalidated, "the object has been deleted already", type: managed.schema.className))
-      return nil
+      reefStop("Object has been deleted or invalidated. (\(managed.schema.className) with _id \(managed.id))")
     }
     if let parent = managed.parent {
       // Its document was found, so it has a place.

@@ -12,7 +12,9 @@ import ReefStore
 /// let contacts = reef.objects(Contact.self).filter("address.city = %@", "Los Angeles")
 /// ```
 /// A `Reef` and its live objects belong to the thread that opened it; they are not `Sendable`.
-/// It reads one snapshot of the file until it writes or ``refresh()``es.
+/// Opening the same file again on that thread returns the same `Reef` while it lives, as
+/// Realm's does (see ``init(configuration:queue:)``). It reads one snapshot of the file until it
+/// writes or ``refresh()``es.
 public final class Reef {
   /// The configuration it was opened with.
   public let configuration: Configuration
@@ -72,6 +74,9 @@ public final class Reef {
   var spareAttachments: [Attachments] = []
   /// Types whose indexes and stored schema are still to be written (used before a write).
   private var pendingSetUp: [ObjectSchema] = []
+  /// Types whose objects are to be deleted before their new schema is written (see
+  /// `checkStoredSchemas(of:)`).
+  var typesToClear: Set<String> = []
   /// The notification blocks registered, in order (see `Notifications.swift`).
   var observers: [ReefObserver] = []
   var nextObserverID = 0
@@ -84,39 +89,44 @@ public final class Reef {
   var silencedObservers: Set<Int> = []
   /// For an in-memory `Reef`: deletes the file when the last handle of its identifier goes.
   private let memoryFile: MemoryFile?
+  /// How many times ``invalidate()`` was called: a managed object made before the last call is
+  /// invalidated.
+  private(set) var invalidations = 0
+  private var refreshesItself = true
 
-  /// Opens the default configuration's file (`default.reef` in the working directory).
-  public convenience init() throws { try self.init(configuration: .defaultConfiguration) }
-
-  /// Opens a file.
-  public convenience init(fileURL: URL) throws {
-    var configuration = Configuration.defaultConfiguration
-    configuration.fileURL = fileURL
-    try self.init(configuration: configuration)
+  /// Whether this `Reef` moves to the latest state by itself when other threads or processes
+  /// commit: Realm's `autorefresh` (true by default).
+  ///
+  /// Realm refreshes on the thread's run loop, which a Linux program rarely runs. A `Reef`
+  /// confined to a queue or an actor refreshes itself after each commit while this is true;
+  /// set to false, it stays on its state and calls its `observe` blocks with
+  /// ``Notification/refreshRequired`` instead, until ``refresh()``. A thread-confined `Reef` has
+  /// no run loop to refresh on, as Realm's on a thread without one: it moves on when it begins
+  /// a write or ``refresh()``es, whatever this says.
+  public var autorefresh: Bool {
+    get {
+      checkThread()
+      return refreshesItself
+    }
+    set {
+      checkThread()
+      refreshesItself = newValue
+    }
   }
 
-  /// Opens the file a configuration names, checks the schema of its ``Configuration/objectTypes``
-  /// and sets up their collections and indexes.
-  /// - Throws: ``ReefError`` of kind ``ReefError/Kind/schema`` naming each rule a model breaks
-  ///   (type and property); ``ReefError/Kind/store`` when the file cannot be opened.
-  public convenience init(configuration: Configuration) throws {
-    MainThread.recordIfMain()
-    try self.init(configuration: configuration, confinement: .thread(.current))
-  }
-
-  /// Opens a file for use within `confinement` (see ``init(configuration:)``).
+  /// Opens a file for use within `confinement` (see ``init(configuration:queue:)``, which returns
+  /// the `Reef` open there already, if any).
   init(configuration: Configuration, confinement: Confinement) throws {
     self.confinement = confinement
     self.configuration = configuration
-    store = try StoreTable.store(
-      path: configuration.path, readOnly: configuration.readOnly && configuration.inMemoryIdentifier == nil,
-      durability: configuration.inMemoryIdentifier == nil ? configuration.durability : .normal)
+    store = try StoreTable.store(for: configuration)
     memoryFile = configuration.inMemoryIdentifier == nil ? nil : MemoryFile.shared(path: configuration.path)
     if let objectTypes = configuration.objectTypes {
       try SchemaCheck.check(objectTypes.map(ObjectSchema.of), complete: true)
-      for objectClass in objectTypes { try register(objectClass) }
     }
+    // The migration first: the types are then checked against the migrated file.
     try migrateIfNeeded()
+    for objectClass in configuration.objectTypes ?? [] { try register(objectClass) }
   }
 
   /// A frozen `Reef` reading `snapshot`, with `template`'s configuration, store and types.
@@ -190,11 +200,12 @@ public final class Reef {
 
   /// Stops with Realm's message when a managed object is changed outside a write transaction.
   func requireWriteTransaction() {
-    reefRequire(!isFrozen, "Attempting to modify a frozen object - call thaw on the Object instance first.")
+    if isFrozen { reefStop("Attempting to modify a frozen object - call thaw on the Object instance first.") }
     checkThread()
-    reefRequire(
-      writeTransaction != nil,
-      "Attempting to modify object outside of a write transaction - call beginWrite on a Reef instance first.")
+    if writeTransaction == nil {
+      reefStop(
+        "Attempting to modify object outside of a write transaction - call beginWrite on a Reef instance first.")
+    }
   }
 
   /// Begins a write transaction, as Realm's `beginWrite()`: it waits for the writers of other
@@ -303,7 +314,7 @@ public final class Reef {
     epochsBeforeWrite = [:]
     endListPlaceChanges(rollBack: false)
     newSnapshot()
-    deliverNotifications()
+    deliverNotifications(afterOwnCommit: true)
   }
 
   /// Gives the places of embedded objects their state from before the write transaction: an
@@ -371,6 +382,40 @@ public final class Reef {
     return true
   }
 
+  /// Lets go of the state of the file this `Reef` reads, so that the space later writes free
+  /// can be reused: Realm's `invalidate()`. The objects read through this `Reef` until now are
+  /// invalidated (``ObjectBase/isInvalidated``, reading one stops), and so are their lists and
+  /// other collections; `Results` read the file again when next used. An open write transaction
+  /// is rolled back, as Realm's is (Realm logs a warning). The `Reef` stays usable: its next
+  /// read begins a new snapshot. A frozen `Reef` is left as it is.
+  public func invalidate() {
+    checkThread()
+    guard !isFrozen else { return }
+    if isInWriteTransaction { cancelWrite() }
+    readTransaction?.end()
+    readTransaction = nil
+    invalidations += 1
+    newSnapshot()
+  }
+
+  /// Whether the file holds no object of any type: Realm's `isEmpty`. Inside a write
+  /// transaction, its changes count.
+  /// - Complexity: O(*t*) for *t* collections in the file.
+  public var isEmpty: Bool {
+    checkThread()
+    let gate = enterSnapshot()
+    defer { gate?.unlock() }
+    do throws(StoreError) {
+      let transaction = try transaction()
+      for name in try transaction.collectionNames() where try transaction.collection(name).count() > 0 {
+        return false
+      }
+      return true
+    } catch {
+      reefStop("reading whether the file \(configuration.path) is empty failed: \(error)")
+    }
+  }
+
   /// Records a broken rule: the write transaction will throw it and roll back.
   func record(_ error: ReefError) {
     if pendingError == nil { pendingError = error }
@@ -405,13 +450,18 @@ public final class Reef {
     let schema = ObjectSchema.of(objectClass)
     let reached = SchemaCheck.reachable(from: schema)
     try SchemaCheck.check(reached)
-    for other in reached where types[ObjectIdentifier(other.objectClass)] == nil {
+    let added = reached.filter { types[ObjectIdentifier($0.objectClass)] == nil }
+    // Checked before any is taken: a refused type is refused again at its next use.
+    if !isFrozen { try checkStoredSchemas(of: added.filter { !$0.isEmbedded }) }
+    for other in added {
       types[ObjectIdentifier(other.objectClass)] = other
       if !other.isEmbedded { pendingSetUp.append(other) }
     }
     if writeTransaction != nil {
       try flushSetUp()
-    } else if !configuration.readOnly, !isFrozen, !pendingSetUp.isEmpty, (try? needsSetUp()) == true {
+    } else if !configuration.readOnly, !isFrozen, !pendingSetUp.isEmpty,
+      try storeCall({ () throws(StoreError) in try needsSetUp() })
+    {
       try storeCall { () throws(StoreError) in
         let transaction = try store.beginWrite()
         do throws(StoreError) {
@@ -445,10 +495,14 @@ public final class Reef {
 
   private func needsSetUp() throws(StoreError) -> Bool {
     let transaction = try transaction()
+    if !typesToClear.isEmpty { return true }
     for schema in pendingSetUp {
       let storedSchema = try transaction.jsonSchema(forCollection: schema.className)
       let storedLinks = try transaction.metadata(forKey: LinkMap.metadataKey(schema.className))
-      if storedSchema != ObjectJSONSchema.document(for: schema) || storedLinks != LinkMap.document(for: schema) {
+      let storedVersion = try transaction.metadata(forKey: Reef.typeVersionKey(schema.className))
+      if storedSchema != ObjectJSONSchema.document(for: schema) || storedLinks != LinkMap.document(for: schema)
+        || storedVersion != typeVersionDocument
+      {
         return true
       }
     }
@@ -465,6 +519,9 @@ public final class Reef {
   private func setUp(in transaction: Transaction) throws(StoreError) {
     let waiting = pendingSetUp
     pendingSetUp = []
+    // Types whose stored schema no longer fits, with deleteReefIfMigrationNeeded: their objects go.
+    for name in typesToClear.sorted() { try transaction.collection(name).deleteMany([:]) }
+    typesToClear = []
     for schema in waiting {
       let collection = transaction.collection(schema.className)
       let existing = Set(
@@ -475,12 +532,17 @@ public final class Reef {
         try collection.createIndex(index.keys, name: index.name, unique: index.unique)
       }
       let stored = ObjectJSONSchema.document(for: schema)
-      if try transaction.jsonSchema(forCollection: schema.className) != stored {
+      let before = try transaction.jsonSchema(forCollection: schema.className)
+      if before != stored {
+        if let before { try fillAddedProperties(of: schema, storedBefore: before, in: transaction) }
         try transaction.setJSONSchema(stored, forCollection: schema.className)
       }
       let links = LinkMap.document(for: schema)
       if try transaction.metadata(forKey: LinkMap.metadataKey(schema.className)) != links {
         try transaction.setMetadata(links, forKey: LinkMap.metadataKey(schema.className))
+      }
+      if try transaction.metadata(forKey: Reef.typeVersionKey(schema.className)) != typeVersionDocument {
+        try transaction.setMetadata(typeVersionDocument, forKey: Reef.typeVersionKey(schema.className))
       }
     }
   }
@@ -524,12 +586,22 @@ public final class Reef {
     return try collection.document(forID: identity)
   }
 
-  /// The managed object a link value names, or nil for a dangling link.
+  /// The managed object a link value names, or nil for a dangling link. A read that fails
+  /// (a damaged file) stops, naming the link, rather than look like a dangling one.
   func linkedObject(_ objectClass: ObjectBase.Type, identity: BSON) -> ObjectBase? {
-    guard let schema = try? register(objectClass), let document = try? document(of: schema, identity: identity) else {
-      return nil
-    }
+    let schema = registerOrStop(objectClass)
+    guard let document = storedDocument(of: schema, identity: identity) else { return nil }
     return object(objectClass, schema: schema, document: document)
+  }
+
+  /// ``document(of:identity:)`` for the reads that cannot throw: a failed read stops with the
+  /// store's error.
+  func storedDocument(of schema: ObjectSchema, identity: BSON) -> Document? {
+    do {
+      return try document(of: schema, identity: identity)
+    } catch {
+      reefStop("reading the \(schema.className) with key \(identity) failed: \(error)")
+    }
   }
 
   /// All objects of a type: a live, lazy ``Results``.
@@ -545,9 +617,9 @@ public final class Reef {
   public func object<Element: Object, KeyType>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
     checkThread()
     let schema = registerOrStop(type)
-    reefRequire(schema.primaryKeyProperty != nil, "\(schema.className) has no primary key")
+    if schema.primaryKeyProperty == nil { reefStop("'\(schema.className)' does not have a primary key") }
     guard let identity = BSONArgument.bson(typed: key), identity != .null || schema.primaryKeyProperty!.isOptional,
-      let document = try? document(of: schema, identity: identity)
+      let document = storedDocument(of: schema, identity: identity)
     else { return nil }
     return object(type, schema: schema, document: document)
   }

@@ -68,9 +68,12 @@ extension Results {
   /// managed; frozen results have their frozen `Reef`).
   public var realm: Reef? { reef }
 
-  /// Whether the results can no longer be read: for results of a collection (`list.filter(…)`),
-  /// once the collection's object is deleted. Results over a type are always valid.
+  /// Whether the results are no longer valid: for results of a collection (`list.filter(…)`),
+  /// once the collection's object is deleted; for any, once their `Reef` was
+  /// ``Reef/invalidate()``d after they were made (as Realm's; reading them still works here:
+  /// they read the file again).
   public var isInvalidated: Bool {
+    if generation != reef.invalidations { return true }
     guard let base else { return false }
     return base.isGone(in: reef)
   }

@@ -24,6 +24,9 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   /// The collection property whose objects these results are, in its order (`list.filter(…)`);
   /// nil for results over every object of the type.
   let base: ResultsBase?
+  /// The `Reef`'s ``Reef/invalidations`` when these results were made: a later
+  /// ``Reef/invalidate()`` makes them ``isInvalidated``.
+  let generation: Int
   /// The results' cache; also their identity (see `==`).
   let snapshot = Snapshot()
 
@@ -55,6 +58,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     self.sortKeys = sortKeys
     self.distinctPaths = distinctPaths
     self.base = base
+    generation = reef.invalidations
   }
 
   /// The same results with other conditions, sort or distinct paths.
@@ -386,7 +390,8 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   /// numbers, `Bool`, `Date`, `Data`, `ObjectId`, `UUID`, `Decimal128`, objects (their
   /// primary keys), arrays of these, nil.
   ///
-  /// An invalid predicate stops the program, naming the column; use
+  /// An invalid predicate, or one naming a property its type does not declare, stops the
+  /// program at the call, as Realm's does ("Property 'x' not found in object of type 'T'"); use
   /// ``filter(validating:_:)`` to get it as an error.
   public func filter(_ predicateFormat: String, _ args: Any...) -> Results { filter(predicateFormat, args) }
 
@@ -409,7 +414,8 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   }
 
   /// ``filter(_:_:)`` that throws for an invalid predicate instead of stopping.
-  /// - Throws: ``ReefError/Kind/invalidQuery`` with the query module's message (and column).
+  /// - Throws: ``ReefError/Kind/invalidQuery`` with the query module's message (and column),
+  ///   or Realm's for a property name the type does not declare.
   public func filter(validating predicateFormat: String, _ args: [Any]) throws(ReefError) -> Results {
     try filter(validating: .format(predicateFormat, args))
   }
@@ -422,6 +428,13 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
       var wrapped = ReefError(.invalidQuery, error.description, type: schema.className)
       wrapped.queryError = error
       throw wrapped
+    }
+    if let unknown = KeyPathCheck.unknown(in: query.node, of: schema)
+      ?? query.sort.lazy.compactMap({ KeyPathCheck.unknown(in: $0.path, of: schema) }).first
+    {
+      throw ReefError(
+        .invalidQuery, "Property '\(unknown.name)' not found in object of type '\(unknown.typeName)'",
+        type: unknown.typeName, property: unknown.name)
     }
     var results = with(conditions: conditions + [FieldMapping(schema).map(query.node)])
     if !query.sort.isEmpty { results = results.sorted(by: query.sort) }
@@ -438,14 +451,22 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     }
   }
 
-  /// The results sorted by a property (dotted paths go through embedded objects).
+  /// The results sorted by a property (dotted paths go through embedded objects and links).
+  ///
+  /// A key path naming a property its type does not declare stops at the call, with Realm's
+  /// message ("Cannot sort on key path 'x': property 'T.x' does not exist.").
   public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results {
-    sorted(by: [SortKey(FieldMapping(schema).map(FieldPath(keyPath)), ascending: ascending)])
+    schema.requireSortable(keyPath)
+    return sorted(by: [SortKey(FieldMapping(schema).map(FieldPath(keyPath)), ascending: ascending)])
   }
 
-  /// The results sorted by several properties, the first deciding first.
+  /// The results sorted by several properties, the first deciding first (each key path as in
+  /// ``sorted(byKeyPath:ascending:)``).
   public func sorted<S: Sequence>(by keyPaths: S) -> Results where S.Element == SortDescriptor {
-    sorted(by: keyPaths.map { SortKey(FieldMapping(schema).map(FieldPath($0.keyPath)), ascending: $0.ascending) })
+    let descriptors = Array(keyPaths)
+    for descriptor in descriptors { schema.requireSortable(descriptor.keyPath) }
+    return sorted(
+      by: descriptors.map { SortKey(FieldMapping(schema).map(FieldPath($0.keyPath)), ascending: $0.ascending) })
   }
 
   private func sorted(by keys: [SortKey]) -> Results { with(sortKeys: keys) }
@@ -454,7 +475,10 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
   /// The non-null values of a property among the results, each with its element (decoded into
   /// a Swift value only where one is needed).
+  ///
+  /// A property path its type does not declare stops, with Realm's message.
   private func values(of property: String) -> [(value: BSON, element: Document.Element)] {
+    schema.requireProperty(property)
     let path = FieldMapping(schema).map(FieldPath(property)).description
     var values: [(value: BSON, element: Document.Element)] = []
     func take(_ document: Document) {
@@ -504,8 +528,13 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
   /// The results with only the first object of each distinct combination of values of the
   /// properties (dotted paths go through embedded objects), in the results' order.
+  ///
+  /// A key path naming a property its type does not declare stops at the call, with Realm's
+  /// message.
   public func distinct<S: Sequence>(by keyPaths: S) -> Results where S.Element == String {
-    with(distinctPaths: keyPaths.map { FieldMapping(schema).map(FieldPath($0)).description })
+    let paths = Array(keyPaths)
+    for path in paths { schema.requireSortable(path) }
+    return with(distinctPaths: paths.map { FieldMapping(schema).map(FieldPath($0)).description })
   }
 
   /// Realm's description: `Results<Dog> <0x…> (\n\t[0] Dog {…}\n)`, the first 100 objects,

@@ -90,6 +90,8 @@ final class StorageLayout {
   var classes = ClassTable<(count: Int, layout: StorageLayout?)>()
   /// The schemas discovered, by class (a copy of the process-wide table, read without a lock).
   var schemas = ClassTable<ObjectSchema>()
+  /// The live thread-confined `Reef`s of this thread, by path, held weakly (see `OpenReefs`).
+  var openReefs: [String: WeakReef] = [:]
 
   private static let key: pthread_key_t = {
     var key = pthread_key_t()

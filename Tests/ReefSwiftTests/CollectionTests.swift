@@ -163,8 +163,12 @@ class Depot: Object {
     let second = try Reef(configuration: Reef.Configuration(inMemoryIdentifier: identifier))
     #expect(second.objects(Contact.self).count == 1)
 
-    let (reef, path) = try openReef()
-    try reef.write { reef.add(Contact(name: "R", address: Address())) }
+    // Read-only once no Reef of this process has the file open read-write, as in Realm.
+    let path = try {
+      let (reef, path) = try openReef()
+      try reef.write { reef.add(Contact(name: "R", address: Address())) }
+      return path
+    }()
     let readOnly = try Reef(configuration: Reef.Configuration(fileURL: URL(fileURLWithPath: path), readOnly: true))
     #expect(readOnly.objects(Contact.self).count == 1)
     #expect(throws: ReefError.self) { try readOnly.write {} }
@@ -178,13 +182,17 @@ class Member: Object {
 
 @Suite struct MigrationTests {
   @Test func aMigrationBlockRunsOnceWhenTheVersionRises() throws {
-    let (reef, path) = try openReef()
-    _ = try reef.store.write { transaction in
-      try transaction.collection("Member").insert([
-        "_id": .objectId(ObjectId()), "id": .int64(1), "firstName": "Ada", "lastName": "Lovelace",
-      ])
-    }
-    _ = reef
+    // Each version opens once the Reef of the one before is closed: a file open in the
+    // process cannot be opened with another schema version (as in Realm).
+    let path = try {
+      let (reef, path) = try openReef()
+      _ = try reef.store.write { transaction in
+        try transaction.collection("Member").insert([
+          "_id": .objectId(ObjectId()), "id": .int64(1), "firstName": "Ada", "lastName": "Lovelace",
+        ])
+      }
+      return path
+    }()
     let url = URL(fileURLWithPath: path)
     nonisolated(unsafe) var calls: [UInt64] = []
     var configuration = Reef.Configuration(fileURL: url, schemaVersion: 2)
@@ -196,16 +204,18 @@ class Member: Object {
       }
       migration.renameProperty(onType: "Member", from: "lastName", to: "familyName")
     }
-    let migrated = try Reef(configuration: configuration)
-    #expect(calls == [0])
-    #expect(migrated.object(ofType: Member.self, forPrimaryKey: 1)?.fullName == "Ada Lovelace")
-    let stored = try #require(try migrated.store.read { try $0.collection("Member").findOne() })
-    #expect(stored["familyName"] == "Lovelace")
+    try {
+      let migrated = try Reef(configuration: configuration)
+      #expect(calls == [0])
+      #expect(migrated.object(ofType: Member.self, forPrimaryKey: 1)?.fullName == "Ada Lovelace")
+      let stored = try #require(try migrated.store.read { try $0.collection("Member").findOne() })
+      #expect(stored["familyName"] == "Lovelace")
+    }()
     _ = try Reef(configuration: configuration)
     #expect(calls == [0], "the same version does not migrate again")
     var older = configuration
     older.schemaVersion = 1
-    #expect(throws: ReefError.self) { try Reef(configuration: older) }
+    #expect { try Reef(configuration: older) } throws: { ($0 as? ReefError)?.kind == .schemaMismatch }
   }
 }
 

@@ -80,6 +80,7 @@ import Testing
     #expect(frozen != ann, "read through another Reef")
     #expect(frozen == ann.freeze(), "two freezes of one snapshot share the frozen Reef")
     #expect(frozen.address! == frozen.address!)
+    #expect(frozen.thaw() == ann, "thawed into this thread's Reef, which manages ann")
   }
 
   @Test func objectsOfTwoFilesAreNotEqual() throws {
@@ -103,6 +104,7 @@ import Testing
     #expect(frozen != reef)
     #expect(frozen == reef.freeze(), "each freeze of one snapshot gives the same frozen Reef")
     #expect(reef.thaw() == reef)
+    #expect(frozen.thaw() == reef, "thawed into the Reef open on this thread")
   }
 
   @Test func resultsAreEqualToTheirCopies() throws {

@@ -288,8 +288,13 @@ import Testing
         let first = reef.freeze()
         var unlimited = configuration
         unlimited.maximumNumberOfActiveVersions = nil
-        let writer = try Reef(configuration: unlimited)
-        try writer.write { writer.add(makePerson(2, "Bob")) }
+        // Another thread's Reef (this thread's is `reef`) commits a second version.
+        if let failure = onAnotherThread({ [unlimited] in
+          let writer = try Reef(configuration: unlimited)
+          try writer.write { writer.add(makePerson(2, "Bob")) }
+        }) {
+          throw failure
+        }
         reef.refresh()
         _ = reef.objects(Person.self).count
         _ = reef.objects(Person.self).freeze()
@@ -353,12 +358,15 @@ import Testing
     #expect(
       writeError?.message.contains("maximumNumberOfActiveVersions (2): 2 are pinned") == true,
       "\(String(describing: writeError))")
-    // Another Reef without the limit commits a third version, which this Reef reads after a
-    // refresh (a live Reef's snapshot is pinned unchecked): freezing it is refused.
+    // Another thread's Reef without the limit commits a third version, which this Reef reads
+    // after a refresh (a live Reef's snapshot is pinned unchecked): freezing it is refused.
     var unlimited = configuration
     unlimited.maximumNumberOfActiveVersions = nil
-    let writer = try Reef(configuration: unlimited)
-    try writer.write { writer.add(makePerson(2, "Dan")) }
+    let writeFailure = onAnotherThread { [unlimited] in
+      let writer = try Reef(configuration: unlimited)
+      try writer.write { writer.add(makePerson(2, "Dan")) }
+    }
+    #expect(writeFailure == nil)
     reef.refresh()
     #expect(reef.objects(Person.self).count == 2)
     let freezeError = reefError { _ = try reef.tryFreeze() }

@@ -11,19 +11,47 @@ class MaybeKeyed: Object {
 }
 
 @Suite struct HostileUseTests {
-  @Test func anObjectOfAnotherFileCannotBeAdded() throws {
+  // Realm raises at the call for an object of another file (these were errors thrown by write).
+  @Test func addingAnObjectOfAnotherFileStopsWithRealmsMessage() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      runOrExitCleanly {
+        let (first, _) = try openReef("first")
+        let (second, _) = try openReef("second")
+        let tenant = makeTenant(1)
+        try first.write { first.add(tenant) }
+        try second.write { second.add(tenant) }
+      }
+    }
+    let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    #expect(
+      stderr.contains("Object is already managed by another Reef. Use create instead to copy it into this Reef."),
+      "\(stderr)")
+  }
+
+  @Test func deletingAnObjectOfAnotherFileStopsWithRealmsMessage() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      runOrExitCleanly {
+        let (first, _) = try openReef("first")
+        let (second, _) = try openReef("second")
+        let tenant = makeTenant(1)
+        try first.write { first.add(tenant) }
+        try second.write { second.delete(tenant) }
+      }
+    }
+    let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    #expect(stderr.contains("Can only delete an object from the Reef it belongs to."), "\(stderr)")
+  }
+
+  @Test func copyingAnObjectOfAnotherFileWithCreateWorks() throws {
     let (first, _) = try openReef("first")
     let (second, _) = try openReef("second")
-    let tenant = makeTenant(1)
+    let tenant = makeTenant(1, "Jack", home: makeBuilding("A"))
     try first.write { first.add(tenant) }
-    do {
-      try second.write { second.add(tenant) }
-      Issue.record("write did not throw")
-    } catch let error as ReefError {
-      #expect(error.kind == .wrongReef)
-    }
-    #expect(second.objects(Tenant.self).isEmpty)
-    #expect(throws: ReefError.self) { try second.write { second.delete(tenant) } }
+    let copy = try second.write { second.create(Tenant.self, value: tenant) }
+    #expect(copy.reef === second)
+    #expect(copy.name == "Jack")
+    #expect(copy.home?.city == tenant.home?.city)
+    #expect(first.objects(Tenant.self).count == 1)
   }
 
   @Test func aFileOpenedByAnotherPathSharesItsStoreAndASecondStoreIsAnError() throws {

@@ -101,7 +101,10 @@ class TrackItem: Object {
     let (reef, path) = try openReef("track", types: TrackerReviewTests.types)
     var configuration = Reef.Configuration(fileURL: URL(fileURLWithPath: path))
     configuration.objectTypes = TrackerReviewTests.types
-    let other = try Reef(configuration: configuration)
+    // Another Reef of the file is another thread's (a thread has one Reef per file).
+    let worker = WorkerThread()
+    defer { worker.stop() }
+    let other = try worker.run { [configuration] in try Reef(configuration: configuration) }
     var generator = Generator(state: seed)
     var nextID = 0
     try reef.write {
@@ -203,6 +206,8 @@ class TrackItem: Object {
         }
         if let silenced, writer === reef {
           try reef.write(withoutNotifying: [silenced.2], body)
+        } else if writer === other {
+          try worker.run { try other.write(body) }
         } else {
           try writer.write(body)
         }
@@ -286,15 +291,19 @@ class TrackItem: Object {
     }
     var configuration = Reef.Configuration(fileURL: URL(fileURLWithPath: path))
     configuration.objectTypes = TrackerReviewTests.types
-    let other = try Reef(configuration: configuration)
-    try other.write { other.delete(other.object(ofType: TrackItem.self, forPrimaryKey: 1)!) }
-    try other.write {
-      let item = TrackItem()
-      item._id = 1
-      item.score = 1
-      item.label = "new"
-      other.add(item)
+    // Another thread's Reef writes the two commits.
+    let error = onAnotherThread { [configuration] in
+      let other = try Reef(configuration: configuration)
+      try other.write { other.delete(other.object(ofType: TrackItem.self, forPrimaryKey: 1)!) }
+      try other.write {
+        let item = TrackItem()
+        item._id = 1
+        item.score = 1
+        item.label = "new"
+        other.add(item)
+      }
     }
+    #expect(error == nil)
     reef.refresh()
     // As when both happen in one commit: the object at 1 is another one now.
     #expect(log == ["d[] i[] m[1]"])

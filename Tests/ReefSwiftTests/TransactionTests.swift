@@ -7,6 +7,14 @@ import Testing
 
 struct DeliberateFailure: Error {}
 
+/// The path of a new file holding one tenant, closed (a file is opened read-only and
+/// read-write on one thread only one way at a time, as in Realm).
+func writtenReef() throws -> String {
+  let (reef, path) = try openReef()
+  try reef.write { reef.add(makeTenant(1)) }
+  return path
+}
+
 @Suite struct TransactionTests {
   @Test func beginWriteAndCommitWriteKeepTheChanges() throws {
     let (reef, _) = try openReef()
@@ -75,8 +83,7 @@ struct DeliberateFailure: Error {}
   @Test func beginWriteOnAReadOnlyReefStopsWithRealmsMessage() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       runOrExitCleanly {
-        let (reef, path) = try openReef()
-        try reef.write { reef.add(makeTenant(1)) }
+        let path = try writtenReef()
         var configuration = Reef.Configuration(fileURL: URL(fileURLWithPath: path))
         configuration.readOnly = true
         let readOnly = try Reef(configuration: configuration)
@@ -89,8 +96,7 @@ struct DeliberateFailure: Error {}
   }
 
   @Test func tryBeginWriteOnAReadOnlyReefThrows() throws {
-    let (reef, path) = try openReef()
-    try reef.write { reef.add(makeTenant(1)) }
+    let path = try writtenReef()
     var configuration = Reef.Configuration(fileURL: URL(fileURLWithPath: path))
     configuration.readOnly = true
     let readOnly = try Reef(configuration: configuration)
@@ -217,8 +223,13 @@ func makeTemporaryDirectoryForReef() -> String {
 
 @Suite struct ReadOnlyTests {
   @Test func aReadOnlyReefReadsAndRefusesWrites() throws {
-    let (reef, path) = try openReef()
-    try reef.write { reef.add(makeTenant(1, "kept")) }
+    // As in Realm, a file is opened read-only once no Reef of this process has it open
+    // read-write (see OneReefPerThreadTests for the refusal).
+    let path = try {
+      let (reef, path) = try openReef()
+      try reef.write { reef.add(makeTenant(1, "kept")) }
+      return path
+    }()
     let readOnly = try Reef(configuration: Reef.Configuration(fileURL: URL(fileURLWithPath: path), readOnly: true))
     #expect(readOnly.object(ofType: Tenant.self, forPrimaryKey: 1)?.name == "kept")
     do {
@@ -227,6 +238,6 @@ func makeTemporaryDirectoryForReef() -> String {
     } catch let error as ReefError {
       #expect(error.kind == .transaction)
     }
-    #expect(reef.objects(Tenant.self).count == 1)
+    #expect(readOnly.objects(Tenant.self).count == 1)
   }
 }
