@@ -49,7 +49,7 @@ let token = inLA.observe { change in  // after each commit of this Reef, and at 
   }
 }  // initial: 0
 try reef.write { nick.address?.city = "Los Angeles" }  // deleted [], inserted [0], modified []
-let before = try inLA.freeze()  // an immutable snapshot, readable from any thread
+let before = inLA.freeze()  // an immutable snapshot, readable from any thread
 try reef.write { nick.name = "Dr. Nick" }  // deleted [], inserted [], modified [0]
 print(before.first?.name ?? "", inLA.first?.name ?? "")  // Nick Riviera Dr. Nick
 token.invalidate()

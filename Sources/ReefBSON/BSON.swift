@@ -88,7 +88,9 @@ extension BSON: Hashable {
     case (.int32(let x), .int32(let y)): x == y
     case (.timestamp(let x), .timestamp(let y)): x == y
     case (.int64(let x), .int64(let y)): x == y
-    case (.decimal128(let x), .decimal128(let y)): x == y
+    // By the bits, as doubles: `1.0` and `1.00` are two BSON values (Decimal128's own `==`
+    // compares numbers).
+    case (.decimal128(let x), .decimal128(let y)): x.high == y.high && x.low == y.low
     default: false
     }
   }
@@ -111,7 +113,9 @@ extension BSON: Hashable {
     case .int32(let x): hasher.combine(x)
     case .timestamp(let x): hasher.combine(x)
     case .int64(let x): hasher.combine(x)
-    case .decimal128(let x): hasher.combine(x)
+    case .decimal128(let x):
+      hasher.combine(x.high)
+      hasher.combine(x.low)
     }
   }
 }

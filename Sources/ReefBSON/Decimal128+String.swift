@@ -202,7 +202,7 @@ extension Decimal128 {
       guard i < n else { return .failure(.syntax(offset: i)) }
       while i < n {
         guard isDigit(u[i]) else { return .failure(.syntax(offset: i)) }
-        exponentValue = min(exponentValue * 10 + Int(u[i] &- UInt8(ascii: "0")), exponentSaturation)
+        exponentValue = Swift.min(exponentValue * 10 + Int(u[i] &- UInt8(ascii: "0")), exponentSaturation)
         i += 1
       }
       if exponentNegative { exponentValue = -exponentValue }
@@ -211,7 +211,7 @@ extension Decimal128 {
 
     guard firstNonZero >= 0 else {
       // Zero: only the exponent matters, and clamping it into range is exact.
-      exponent = min(max(exponent, ExactDecimal.minExponent), ExactDecimal.maxExponent)
+      exponent = Swift.min(Swift.max(exponent, ExactDecimal.minExponent), ExactDecimal.maxExponent)
       return .success(Decimal128(negative: negative, coefficient: 0, exponent: exponent))
     }
 
@@ -219,7 +219,7 @@ extension Decimal128 {
     var count = digitCount - firstNonZero
     let trailingZeros = digitCount - 1 - lastNonZero
     let belowRange = ExactDecimal.minExponent - exponent
-    let drop = max(0, count - ExactDecimal.maxDigits, belowRange)
+    let drop = Swift.max(0, count - ExactDecimal.maxDigits, belowRange)
     if drop > trailingZeros {
       return .failure(belowRange > trailingZeros ? .underflow : .inexact(digits: lastNonZero - firstNonZero + 1))
     }

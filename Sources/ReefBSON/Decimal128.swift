@@ -3,6 +3,12 @@
 ///
 /// Reef keeps the 16 bytes as they are; ``init(_:)`` parses and ``description`` formats
 /// according to the BSON Decimal128 specification, so every value round-trips exactly.
+///
+/// It is a number, as RealmSwift's `Decimal128`: integer, float and string literals
+/// (`let price: Decimal128 = 9.99`), `+`, `-`, `*` and `/` computed exactly and rounded half to
+/// even to 34 digits, and numeric comparison: `==` compares values (`1.0 == 1`), while a ``BSON``
+/// value compares the bits. Unlike Realm's (a class), it is a value type: `negate()` needs a
+/// `var`.
 public struct Decimal128: Hashable, Sendable {
   /// The most significant 64 bits (sign, combination field, high coefficient bits).
   public var high: UInt64

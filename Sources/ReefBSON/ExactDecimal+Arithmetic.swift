@@ -1,5 +1,6 @@
-// Decimal128 addition and multiplication: exact, then rounded half to even to 34 digits with the
-// exponent brought into range (IEEE 754-2008), as MongoDB's `$inc` and `$mul` compute them.
+// Decimal128 addition, multiplication and division: exact, then rounded half to even to 34 digits
+// with the exponent brought into range (IEEE 754-2008), as MongoDB's `$inc` and `$mul` compute
+// them and as RealmSwift's `Decimal128` operators do.
 
 extension ExactDecimal {
   /// `self + other`, rounded to 34 digits (half to even); NaN when either is a NaN or for
@@ -71,6 +72,54 @@ extension ExactDecimal {
     let result = Unrounded(
       negative: negative, coefficient: Wide(high: product.high, low: product.low), exponent: a.exponent + b.exponent)
     return result.rounded()
+  }
+
+  /// `self ÷ other`, rounded to 34 digits (half to even). An exact quotient keeps the exponent
+  /// closest to IEEE 754's preferred one (the dividend's less the divisor's): `7 / 3.5` is `2`,
+  /// `0.21 / 0.7` is `0.3`, `1.00 / 4` is `0.25`. NaN when either is a NaN, for `0 / 0` and for
+  /// `Infinity / Infinity`; a non-zero value divided by zero, or an infinity by a finite value,
+  /// is an infinity; a finite value divided by an infinity is zero. The sign is the exclusive
+  /// or of the operands' signs.
+  public func dividing(by other: ExactDecimal) -> ExactDecimal {
+    let a = self
+    let b = other
+    let negative = a.negative != b.negative
+    if a.kind == .nan || b.kind == .nan { return .nan }
+    if a.kind == .infinity {
+      return b.kind == .infinity ? .nan : ExactDecimal(kind: .infinity, negative: negative)
+    }
+    if b.kind == .infinity { return ExactDecimal(negative: negative, coefficient: 0, exponent: 0) }
+    if b.isZero { return a.isZero ? .nan : ExactDecimal(kind: .infinity, negative: negative) }
+    let preferred = a.exponent - b.exponent
+    if a.isZero { return Unrounded(negative: negative, coefficient: Wide(0), exponent: preferred).rounded() }
+    // Scale the dividend so that the quotient has at least 35 digits (34 and the rounding digit):
+    // a × 10^shift >= 10^(digits(b) + 34) > b × 10^34. Both stay below 10^69 < 2^230.
+    let shift = max(0, ExactDecimal.digitCount(b.coefficient) - ExactDecimal.digitCount(a.coefficient) + 35)
+    var dividend = Wide(a.coefficient)
+    var left = shift
+    while left > 0 {
+      let step = min(left, 38)
+      dividend.multiply(by: ExactDecimal.power10(step))
+      left -= step
+    }
+    var (quotient, remainder) = dividend.quotientAndRemainder(dividingBy: b.coefficient)
+    var exponent = preferred - shift
+    if remainder == 0 {
+      // Exact: drop the zeros the scaling added, down to the preferred exponent.
+      while exponent < preferred {
+        let (shorter, digit) = quotient.dividedBy10()
+        guard digit == 0 else { break }
+        quotient = shorter
+        exponent += 1
+      }
+    } else {
+      // Inexact: a non-zero digit below the quotient stands in for the remainder, which rounds
+      // the same way (it is never a tie, and cannot carry).
+      quotient.multiply(by: 10)
+      quotient.add(Wide(1))
+      exponent -= 1
+    }
+    return Unrounded(negative: negative, coefficient: quotient, exponent: exponent).rounded()
   }
 
   /// The finite value rounded to 34 digits and with its exponent in range (see
@@ -177,6 +226,14 @@ struct Wide: Equatable, Comparable {
     let lowProduct = low.multipliedFullWidth(by: factor)
     high = high &* factor &+ lowProduct.high  // Safe: callers keep values below 10^77 < 2^256.
     low = lowProduct.low
+  }
+
+  /// The quotient and remainder of a division by a non-zero `divisor`.
+  func quotientAndRemainder(dividingBy divisor: UInt128) -> (Wide, UInt128) {
+    let (quotientHigh, remainderHigh) = high.quotientAndRemainder(dividingBy: divisor)
+    // Safe from overflow: remainderHigh < divisor, so the quotient fits 128 bits.
+    let (quotientLow, remainder) = divisor.dividingFullWidth((remainderHigh, low))
+    return (Wide(high: quotientHigh, low: quotientLow), remainder)
   }
 
   /// The quotient and remainder of a division by 10.

@@ -83,12 +83,13 @@ struct DataFile {
   init(path: String, readOnly: Bool) throws(StoreError) {
     descriptor = Glibc.open(path, (readOnly ? O_RDONLY : O_RDWR) | O_CLOEXEC)
     guard descriptor >= 0 else {
-      throw StoreError(.open, "cannot open the store \(path): \(FileSystem.errnoText())")
+      throw StoreError.system(.open, "cannot open the store \(path)", code: errno)
     }
     var status = stat()
     guard fstat(descriptor, &status) == 0 else {
+      let code = errno
       Glibc.close(descriptor)
-      throw StoreError(.open, "cannot open the store \(path): \(FileSystem.errnoText())")
+      throw StoreError.system(.open, "cannot open the store \(path)", code: code)
     }
     inode = UInt64(status.st_ino)
   }

@@ -19,7 +19,7 @@ extension CommitLog {
 
   func lockAndRecover(storePath: String) throws(StoreError) {
     guard reef_byte_lock(file, Int16(readOnly ? F_RDLCK : F_WRLCK), CommitLog.gateByte, 1) == 0 else {
-      throw StoreError(.open, "cannot lock the store's commit log \(logPath): \(FileSystem.errnoText())")
+      throw StoreError.system(.open, "cannot lock the store's commit log \(logPath)", code: errno)
     }
     if readOnly {
       isFirst = reef_byte_lock_free(file, Int16(F_WRLCK), CommitLog.presenceByte) == 1

@@ -104,13 +104,13 @@ final class CommitLog {
     let logPath = storePath + "-log"
     let file = Glibc.open(logPath, (readOnly ? O_RDONLY : O_RDWR | O_CREAT) | O_CLOEXEC, 0o644)
     if file < 0 {
-      if readOnly && errno == ENOENT { return nil }
-      throw StoreError(.open, "cannot open the store's commit log \(logPath): \(FileSystem.errnoText())")
+      let code = errno
+      if readOnly && code == ENOENT { return nil }
+      throw StoreError.system(.open, "cannot open the store's commit log \(logPath)", code: code)
     }
     let log = CommitLog(logPath: logPath, file: file, readOnly: readOnly)
     if !readOnly && log.shared == nil {
-      throw StoreError(
-        .open, "cannot map the commit log's shared state \(logPath)-shared: \(FileSystem.errnoText())")
+      throw StoreError.system(.open, "cannot map the commit log's shared state \(logPath)-shared", code: errno)
     }
     try log.lockAndRecover(storePath: storePath)
     return log

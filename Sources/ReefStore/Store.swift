@@ -169,7 +169,10 @@ public final class Store: @unchecked Sendable {
     if !options.readOnly { flags |= UInt32(MDB_NOSYNC) }
     let code = mdb_env_open(environment, path, flags, 0o644)
     if code != 0 {
-      throw StoreError(.open, "cannot open the store \(path): \(String(cString: mdb_strerror(code)))")
+      var error = StoreError(.open, "cannot open the store \(path): \(String(cString: mdb_strerror(code)))")
+      // LMDB returns a system call's errno as it is (its own codes are negative).
+      if code > 0 { error.systemErrorNumber = code }
+      throw error
     }
     environmentOpened = true
     openFile = OpenFiles.register(self, path: path)
@@ -227,7 +230,7 @@ public final class Store: @unchecked Sendable {
       if unlink(file) == 0 {
         if index == 0 { existed = true }
       } else if errno != ENOENT {
-        throw StoreError(.storage, "cannot remove \(file): \(String(cString: strerror(errno)))")
+        throw StoreError.system(.storage, "cannot remove \(file)", code: errno)
       }
     }
     return existed

@@ -71,6 +71,11 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
   /// The LMDB return code behind the error, when the store's own machinery acts on it (a map
   /// that another process grew is adopted and the transaction begun again).
   var lmdbCode: Int32?
+  /// The `errno` of the system call that failed, when one did: opening, creating, copying or
+  /// removing the store's files (`ENOENT` for a file that is not there, `EACCES` for one this
+  /// process may not open, `EEXIST` for a copy's target that exists). The object layer reads
+  /// its error code from it (Realm's `.fileNotFound`, `.filePermissionDenied`…).
+  public var systemErrorNumber: Int32?
 
   /// Creates an error of a kind, with a message and the lower-layer error behind it, if any.
   /// - Parameters:
@@ -102,6 +107,14 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
 
   /// The message.
   public var description: String { message }
+
+  /// An error of a failed system call: `code` is its `errno`, and `message` is followed by the
+  /// system's text for it.
+  static func system(_ kind: Kind, _ message: String, code: Int32) -> StoreError {
+    var error = StoreError(kind, "\(message): \(String(cString: strerror(code)))")
+    error.systemErrorNumber = code
+    return error
+  }
 
   /// The map must be adopted from another process that grew it (`MDB_MAP_RESIZED`).
   static var mapResized: StoreError {

@@ -210,11 +210,16 @@ extension Store {
   ///   LMDB's errors.
   public func writeCopy(to path: String) throws(StoreError) {
     guard !Store.files(at: path).contains(where: { FileSystemCheck.exists($0) }) else {
-      throw StoreError(.open, "cannot copy the store to \(path): a file is there already")
+      var error = StoreError(.open, "cannot copy the store to \(path): a file is there already")
+      error.systemErrorNumber = EEXIST
+      throw error
     }
     let code = mdb_env_copy2(environment, path, 0)
     guard code == 0 else {
-      throw StoreError(.storage, "copying the store \(self.path) to \(path): \(String(cString: mdb_strerror(code)))")
+      var error = StoreError(
+        .storage, "copying the store \(self.path) to \(path): \(String(cString: mdb_strerror(code)))")
+      if code > 0 { error.systemErrorNumber = code }
+      throw error
     }
   }
 }

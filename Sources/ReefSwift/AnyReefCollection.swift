@@ -87,16 +87,37 @@ public struct AnyReefCollection<Element: Object>: ReefCollection {
     box.observe(keyPaths: keyPaths, on: queue, block)
   }
 
-  /// The wrapped collection's frozen snapshot, erased.
-  /// - Throws: what the wrapped collection's `freeze()` throws.
-  public func freeze() throws(ReefError) -> AnyReefCollection { try box.freeze() }
+  /// The wrapped collection's frozen snapshot, erased: Realm's `freeze()`. It does not throw:
+  /// it stops with what the wrapped collection's `freeze()` stops with (``tryFreeze()`` throws).
+  public func freeze() -> AnyReefCollection {
+    do {
+      return try tryFreeze()
+    } catch {
+      reefStop(error.description)
+    }
+  }
 
-  /// The wrapped collection's live counterpart, erased; nil when its object was deleted.
-  /// - Throws: what the wrapped collection's `thaw()` throws.
-  public func thaw() throws -> AnyReefCollection? { try box.thaw() }
+  /// ``freeze()``, throwing what it stops with.
+  /// - Throws: what the wrapped collection's `tryFreeze()` throws.
+  public func tryFreeze() throws(ReefError) -> AnyReefCollection { try box.freeze() }
 
-  public func _reefFreeze() throws(ReefError) -> AnyReefCollection { try freeze() }
-  public func _reefThaw() throws -> AnyReefCollection? { try thaw() }
+  /// The wrapped collection's live counterpart, erased; nil when its object was deleted:
+  /// Realm's `thaw()`. It does not throw: it stops with what the wrapped collection's `thaw()`
+  /// stops with (``tryThaw()`` throws).
+  public func thaw() -> AnyReefCollection? {
+    do {
+      return try tryThaw()
+    } catch {
+      reefStop("\(error)")
+    }
+  }
+
+  /// ``thaw()``, throwing what it stops with.
+  /// - Throws: what the wrapped collection's `tryThaw()` throws.
+  public func tryThaw() throws -> AnyReefCollection? { try box.thaw() }
+
+  public func _reefFreeze() throws(ReefError) -> AnyReefCollection { try tryFreeze() }
+  public func _reefThaw() throws -> AnyReefCollection? { try tryThaw() }
 }
 
 /// The calls of an ``AnyReefCollection``, made on the collection it wraps (``CollectionBox``).
@@ -146,7 +167,7 @@ final class CollectionBox<Base: ReefCollection>: AnyCollectionBox<Base.Element> 
   override func index(of object: Base.Element) -> Int? { base.index(of: object) }
   override func index(matching predicate: FilterPredicate) -> Int? {
     // A variadic requirement takes its arguments one by one: match them here instead.
-    if base is MutableSet<Base.Element> { fatalError("index(matching:) is not available on MutableSet") }
+    if base is MutableSet<Base.Element> { reefStop("index(matching:) is not available on MutableSet") }
     let matches = CollectionElements.matcher(predicate, objectClass: Base.Element.self)
     return base.indices.first { matches(base[$0]) }
   }
@@ -186,21 +207,21 @@ final class CollectionBox<Base: ReefCollection>: AnyCollectionBox<Base.Element> 
 // MARK: The collections
 
 extension Results: ReefCollection {
-  public func _reefFreeze() throws(ReefError) -> Results { try freeze() }
-  public func _reefThaw() throws -> Results? { try thaw() }
+  public func _reefFreeze() throws(ReefError) -> Results { try tryFreeze() }
+  public func _reefThaw() throws -> Results? { try tryThaw() }
 }
 
 extension List: ReefCollection where Element: Object {
-  public func _reefFreeze() throws(ReefError) -> List { try freeze() }
-  public func _reefThaw() throws -> List? { try thaw() }
+  public func _reefFreeze() throws(ReefError) -> List { try tryFreeze() }
+  public func _reefThaw() throws -> List? { try tryThaw() }
 }
 
 extension MutableSet: ReefCollection where Element: Object {
-  public func _reefFreeze() throws(ReefError) -> MutableSet { try freeze() }
-  public func _reefThaw() throws -> MutableSet? { try thaw() }
+  public func _reefFreeze() throws(ReefError) -> MutableSet { try tryFreeze() }
+  public func _reefThaw() throws -> MutableSet? { try tryThaw() }
 }
 
 extension LinkingObjects: ReefCollection where Element: Object {
-  public func _reefFreeze() throws(ReefError) -> LinkingObjects { try freeze() }
-  public func _reefThaw() throws -> LinkingObjects? { try thaw() }
+  public func _reefFreeze() throws(ReefError) -> LinkingObjects { try tryFreeze() }
+  public func _reefThaw() throws -> LinkingObjects? { try tryThaw() }
 }

@@ -51,18 +51,18 @@ enum CollectionElements {
 
   /// Stops for a negative index, as Realm does ("Cannot pass a negative value for 'index'.").
   static func checkNotNegative(_ value: Int, _ name: String = "index") {
-    if value < 0 { fatalError("Cannot pass a negative value for '\(name)'.") }
+    if value < 0 { reefStop("Cannot pass a negative value for '\(name)'.") }
   }
 
   /// Stops unless `index` is below `limit`, with Realm's message.
   static func checkIndex(_ index: Int, below limit: Int, _ name: String = "index") {
     checkNotNegative(index, name)
-    if index >= limit { fatalError("Index \(index) is out of bounds (must be less than \(limit)).") }
+    if index >= limit { reefStop("Index \(index) is out of bounds (must be less than \(limit)).") }
   }
 
   /// The stop of a query or sort on an unmanaged collection, with Realm's message.
   static func unmanagedQuery(_ kind: String) -> Never {
-    fatalError("This method may only be called on \(kind) instances retrieved from a Reef")
+    reefStop("This method may only be called on \(kind) instances retrieved from a Reef")
   }
 
   // MARK: Predicates over elements
@@ -83,7 +83,7 @@ enum CollectionElements {
     do {
       parsed = try predicate.parsed()
     } catch {
-      fatalError("\(error)")
+      reefStop("\(error)")
     }
     guard let objectClass else {
       let query = compile(parsed.node)
@@ -104,7 +104,7 @@ enum CollectionElements {
           let document = try ObjectEncoding.document(of: object, schema: schema, id: nil, context)
           return evaluate(compile(mapped), document)
         } catch {
-          fatalError("cannot match an unmanaged \(schema.className) against a predicate: \(error)")
+          reefStop("cannot match an unmanaged \(schema.className) against a predicate: \(error)")
         }
       }
       guard let document = managed.currentDocument() else { return false }
@@ -117,7 +117,7 @@ enum CollectionElements {
           let node = try LinkPaths.resolve(mapped, schema: schema, reef: reef)
           query = compile(node)
         } catch {
-          fatalError("\(error)")
+          reefStop("\(error)")
         }
         compiled[ObjectIdentifier(reef)] = query
       }
@@ -129,7 +129,7 @@ enum CollectionElements {
     do {
       return try ReefQuery.Query(node)
     } catch {
-      fatalError("\(error)")
+      reefStop("\(error)")
     }
   }
 
@@ -137,7 +137,7 @@ enum CollectionElements {
     do {
       return try query.evaluate(document)
     } catch {
-      fatalError("\(error)")
+      reefStop("\(error)")
     }
   }
 
@@ -184,7 +184,7 @@ enum CollectionElements {
   static func propertyValues<S: Sequence>(_ property: String, of objects: S, objectClass: ObjectBase.Type) -> [BSON] {
     let schema = ObjectSchema.of(objectClass)
     guard schema.property(named: property) != nil else {
-      fatalError("Invalid property name '\(property)' for class '\(schema.className)'.")
+      reefStop("Invalid property name '\(property)' for class '\(schema.className)'.")
     }
     return objects.compactMap { element -> BSON? in
       guard let object = element as? ObjectBase, let value = object.rawValue(forKey: property) else { return nil }

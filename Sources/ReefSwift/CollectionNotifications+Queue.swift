@@ -18,7 +18,7 @@ extension OwnedCollection {
     observe: @escaping (Self, [String]?, @escaping (ReefCollectionChange<Self>) -> Void) -> NotificationToken
   ) -> (reef: Reef, register: (Reef, _ deliver: @escaping (ReefCollectionChange<Self>) -> Void) -> NotificationToken?) {
     guard let owner = collectionOwner, let property = collectionProperty else {
-      preconditionFailure(unmanagedCollectionMessage)
+      reefStop(unmanagedCollectionMessage)
     }
     owner.reef.checkThread()
     let path = owner.parent == nil ? ObjectPath(owner) : nil
@@ -72,7 +72,7 @@ extension OwnedCollection {
   func frozenChanges(
     start: (Self) throws -> (Self, ChangeBatch) -> CollectionStep
   ) -> ReefChanges<ReefCollectionChange<Self>> {
-    guard let property = collectionProperty else { preconditionFailure(unmanagedCollectionMessage) }
+    guard let property = collectionProperty else { reefStop(unmanagedCollectionMessage) }
     let frozen: Self
     let path: ObjectPath
     let advance: (Self, ChangeBatch) -> CollectionStep
@@ -232,19 +232,19 @@ extension Map {
   /// The block gets the map as read by a `Reef` of the same file confined to `queue`, found
   /// there through its object's `_id`: `.initial` first, from a block on `queue`, then
   /// `.update` after each commit that changed the map, by any `Reef`, thread or process, with
-  /// the indices (positions in the key order) ``observe(keyPaths:_:)`` reports. Only the maps
-  /// of top-level objects: for the map of an embedded object the block gets `.error`; for the
-  /// map of an object deleted before the observation starts on `queue`, `.error`, as
-  /// ``observe(keyPaths:_:)`` gives.
+  /// the keys ``observe(keyPaths:_:)`` reports. Only the maps of top-level objects: for the map
+  /// of an embedded object the block gets `.error`; for the map of an object deleted before the
+  /// observation starts on `queue`, `.error`, as ``observe(keyPaths:_:)`` gives.
   ///
   /// The token may be invalidated from any thread: once ``NotificationToken/invalidate()``
   /// returns, no call of the block begins.
   public func observe(
     keyPaths: [String]? = nil, on queue: DispatchQueue?,
-    _ block: @escaping (ReefCollectionChange<Map<Key, Value>>) -> Void
+    _ block: @escaping (ReefMapChange<Map<Key, Value>>) -> Void
   ) -> NotificationToken {
     guard let queue else { return observe(keyPaths: keyPaths, block) }
-    return observe(keyPaths: keyPaths, on: queue, block) { $0.observe(keyPaths: $1, $2) }
+    let keys = MapKeyChanges<Key, Value>()
+    return observe(keyPaths: keyPaths, on: queue, { block(keys.change($0)) }) { $0.observeIndices(keyPaths: $1, $2) }
   }
 
   /// ``observe(keyPaths:_:)``, with the block called isolated to `actor`: Realm's
@@ -255,9 +255,13 @@ extension Map {
   /// anywhere: once ``NotificationToken/invalidate()`` returns, no call of the block begins.
   public func observe<A: Actor>(
     keyPaths: [String]? = nil, on actor: A, isolation: isolated (any Actor)? = #isolation,
-    _ block: @Sendable @escaping (isolated A, ReefCollectionChange<Map<Key, Value>>) -> Void
+    _ block: @Sendable @escaping (isolated A, ReefMapChange<Map<Key, Value>>) -> Void
   ) async -> NotificationToken {
-    await observe(keyPaths: keyPaths, on: actor, isolation: isolation, block) { $0.observe(keyPaths: $1, $2) }
+    let (reef, register) = reobserver(keyPaths: keyPaths) { $0.observeIndices(keyPaths: $1, $2) }
+    let keys = MapKeyChanges<Key, Value>()
+    return await ActorObservation.observe(
+      from: reef, on: actor, isolation: isolation,
+      register: { reef, deliver in register(reef) { deliver(keys.change($0)) } }, failure: { .error($0) }, block)
   }
 
   /// The changes of this map as an asynchronous sequence of frozen maps (see
@@ -265,9 +269,11 @@ extension Map {
   public var changes: ReefChanges<ReefCollectionChange<Map<Key, Value>>> { changes(keyPaths: nil) }
 
   /// The changes of this managed map as an asynchronous sequence whose maps are FROZEN:
-  /// `.initial` with the map as it is now, then `.update` as ``observe(keyPaths:_:)`` reports
-  /// it after each commit that changed it; when its object is deleted, one `.update` reports
-  /// every entry deleted, and the sequence ends (`.error` and the end when it cannot be read).
+  /// `.initial` with the map as it is now, then `.update` after each commit that changed it,
+  /// with the positions (in the key order) of the keys that changed (deletions and
+  /// modifications old positions, insertions new ones; ``observe(keyPaths:_:)`` reports the
+  /// keys themselves); when its object is deleted, one `.update` reports every entry deleted,
+  /// and the sequence ends (`.error` and the end when it cannot be read).
   /// It ends when the task iterating it is cancelled or the sequence is released. Call it on
   /// the map's thread (or on a frozen map, from anywhere).
   /// - Precondition: the map is managed.
@@ -325,7 +331,7 @@ extension LinkingObjects {
   /// - Precondition: their object is managed.
   public func changes(keyPaths: [String]?) -> ReefChanges<ReefCollectionChange<LinkingObjects<Element>>> {
     frozenChanges { frozen in
-      guard let owner = frozen.owner else { preconditionFailure(unmanagedCollectionMessage) }
+      guard let owner = frozen.owner else { reefStop(unmanagedCollectionMessage) }
       guard let tracker = LinkingTracker(frozen, keyPaths: keyPaths) else { throw ReefError.deletedOwner(owner) }
       return { linkingObjects, batch in tracker.advance(linkingObjects, batch: batch) }
     }

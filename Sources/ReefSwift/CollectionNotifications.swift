@@ -34,7 +34,7 @@ extension List {
   public func observe(
     keyPaths: [String]? = nil, _ block: @escaping (ReefCollectionChange<List<Element>>) -> Void
   ) -> NotificationToken {
-    guard let access else { preconditionFailure(unmanagedCollectionMessage) }
+    guard let access else { reefStop(unmanagedCollectionMessage) }
     return ElementObserver.observe(self, access: access, keyPaths: keyPaths, block)
   }
 }
@@ -56,32 +56,66 @@ extension MutableSet {
   public func observe(
     keyPaths: [String]? = nil, _ block: @escaping (ReefCollectionChange<MutableSet<Element>>) -> Void
   ) -> NotificationToken {
-    guard let access else { preconditionFailure(unmanagedCollectionMessage) }
+    guard let access else { reefStop(unmanagedCollectionMessage) }
     return ElementObserver.observe(self, access: access, keyPaths: keyPaths, block)
   }
 }
 
 extension Map {
   /// Calls `block` with `.initial` now, then with `.update` after each commit that changed the
-  /// map, when its `Reef` writes or ``Reef/refresh()``es.
+  /// map, when its `Reef` writes or ``Reef/refresh()``es, with the keys that changed: Realm's
+  /// `observe(keyPaths:_:)` and its `RealmMapChange`.
   ///
-  /// Indices are positions in the map's key order (the order of ``keys``: insertion order, a new
-  /// key going last, a removed key's place closing up). A key removed is a deletion (its old
-  /// index), a key added an insertion (its new index), a key whose value changed (or, for an
-  /// embedded object, changed inside, or for a link, whose linked object changed) a
-  /// modification (its old index); each list is sorted ascending, and the commits seen at once
-  /// make one `.update`. When the map's object is deleted, one `.update` reports every entry
-  /// deleted, and no other comes.
+  /// A key removed is a deletion, a key added an insertion, a key whose value changed (or, for
+  /// an embedded object, changed inside, or for a link, whose linked object changed) a
+  /// modification; each list is in the map's key order (insertion order) and the commits seen
+  /// at once make one `.update`. When the map's object is deleted, one `.update` reports every
+  /// key deleted, and no other comes.
   ///
   /// - Parameters:
   ///   - keyPaths: for a map of embedded objects or links, property names of the value type:
   ///     only changes at those paths are modifications.
   ///   - block: called on the `Reef`'s thread.
   public func observe(
-    keyPaths: [String]? = nil, _ block: @escaping (ReefCollectionChange<Map<Key, Value>>) -> Void
+    keyPaths: [String]? = nil, _ block: @escaping (ReefMapChange<Map<Key, Value>>) -> Void
   ) -> NotificationToken {
-    guard let access else { preconditionFailure(unmanagedCollectionMessage) }
+    let keys = MapKeyChanges<Key, Value>()
+    return observeIndices(keyPaths: keyPaths) { block(keys.change($0)) }
+  }
+
+  /// The map's notifications with the positions (in the key order) of the keys that changed:
+  /// deletions and modifications old positions, insertions new ones.
+  func observeIndices(
+    keyPaths: [String]?, _ block: @escaping (ReefCollectionChange<Map<Key, Value>>) -> Void
+  ) -> NotificationToken {
+    guard let access else { reefStop(unmanagedCollectionMessage) }
     return ElementObserver.observe(self, access: access, keyPaths: keyPaths, block)
+  }
+}
+
+/// Turns a map's changes by position into changes by key, remembering the keys of the last one:
+/// deletions and modifications are keys of the map before the change, insertions keys after it.
+/// Used by one observation at a time (its thread, queue or actor).
+final class MapKeyChanges<Key: _ReefMapKey, Value: _ReefCollectionElement>: @unchecked Sendable {
+  private var keys: [Key] = []
+
+  func change(_ change: ReefCollectionChange<Map<Key, Value>>) -> ReefMapChange<Map<Key, Value>> {
+    switch change {
+    case .initial(let map):
+      keys = map.keys
+      return .initial(map)
+    case .update(let map, let deletions, let insertions, let modifications):
+      // A map whose object is gone has no keys left (reading them would stop).
+      let old = keys
+      let new = map.isInvalidated ? [] : map.keys
+      keys = new
+      return .update(
+        map, deletions: deletions.compactMap { old.indices.contains($0) ? old[$0] : nil },
+        insertions: insertions.compactMap { new.indices.contains($0) ? new[$0] : nil },
+        modifications: modifications.compactMap { old.indices.contains($0) ? old[$0] : nil })
+    case .error(let error):
+      return .error(error)
+    }
   }
 }
 
@@ -97,7 +131,7 @@ enum ElementObserver {
     let property = access.property
     let reef = owner.reef
     reef.checkThread()
-    precondition(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+    reefRequire(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
     let tracker: ElementTracker
     switch ElementTracker.start(access, keyPaths: keyPaths) {
     case .failure(let error):
@@ -339,10 +373,10 @@ extension LinkingObjects {
   public func observe(
     keyPaths: [String]? = nil, _ block: @escaping (ReefCollectionChange<LinkingObjects<Element>>) -> Void
   ) -> NotificationToken {
-    guard let owner else { preconditionFailure(unmanagedCollectionMessage) }
+    guard let owner else { reefStop(unmanagedCollectionMessage) }
     let reef = owner.reef
     reef.checkThread()
-    precondition(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+    reefRequire(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
     guard let tracker = LinkingTracker(self, keyPaths: keyPaths) else {
       block(
         .error(

@@ -29,7 +29,7 @@ enum CollectionKeyValueCoding {
 
   private static func object<Element>(_ element: Element, _ keyPath: String) -> ObjectBase {
     guard let object = element as? ObjectBase else {
-      fatalError(
+      reefStop(
         "Invalid key path '\(keyPath)' for a collection of \(Element.self): only a collection of objects has properties (use \"self\" for its values)"
       )
     }
@@ -154,7 +154,7 @@ extension Map {
   public func setValue(_ value: Any?, forKey key: String) {
     guard DynamicValue.unwrap(value) != nil else { return removeObject(for: Self.mapKey(key)) }
     guard let converted = DynamicValue.convert(value, to: Value.self) else {
-      fatalError(
+      reefStop(
         "Invalid value '\(DynamicValue.describe(value))' of type '\(DynamicValue.typeName(value))' for expected type '\(Value.self)'."
       )
     }

@@ -34,7 +34,7 @@ enum Confinement {
       // code after an `await`) are the same confinement, on whatever thread libdispatch runs
       // them once the main thread is parked in `dispatchMain()`.
       if MainThread.isOwnedByMainQueue(owner) { return }
-      preconditionFailure(Confinement.message)
+      reefStop(Confinement.message)
     case .scheduled(let scheduler): scheduler.check()
     }
   }
@@ -154,7 +154,7 @@ final class ReefScheduler: @unchecked Sendable {
   /// Stops with ``Confinement/message`` outside the queue or the actor's isolation.
   func check() {
     switch target {
-    case .queue(_, let mark): precondition(mark.isCurrent, Confinement.message)
+    case .queue(_, let mark): reefRequire(mark.isCurrent, Confinement.message)
     case .actor(let actor): actor.preconditionIsolated(Confinement.message)
     }
   }

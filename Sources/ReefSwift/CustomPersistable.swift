@@ -100,7 +100,7 @@ extension _CustomPersistable {
   /// The value made from the persisted type's default.
   public static func _reefDefault() -> Self {
     guard let value = _reefMake(PersistedType._reefPersistedDefault()) else {
-      fatalError(
+      reefStop(
         "Failed to default construct a \(Self.self) using the default value for persisted type \(PersistedType.self). This conversion must either succeed, the property must be optional, or you must explicitly specify a default value for the property."
       )
     }

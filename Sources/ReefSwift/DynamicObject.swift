@@ -32,7 +32,7 @@ public final class DynamicObject: Object {
     if let migrationRecord { return migrationRecord.value(forKey: key) }
     guard let managed = _managed else { return nil }
     guard let property = managed.schema.property(named: key) else {
-      fatalError("Invalid property name '\(key)' for class '\(managed.schema.className)'.")
+      reefStop("Invalid property name '\(key)' for class '\(managed.schema.className)'.")
     }
     if property.type == .object, !property.isMap, let target = property.objectClass {
       let schema = ObjectSchema.of(target)
@@ -79,7 +79,7 @@ public final class DynamicObject: Object {
         do {
           found = try reef.document(of: schema, identity: item.value)
         } catch {
-          fatalError(
+          reefStop(
             "reading \(schema.className) linked from \(managed.schema.className).\(property.name) failed: \(error)")
         }
         // A key whose object is gone is not an element (as for a typed list).
@@ -101,7 +101,7 @@ extension Reef {
     if let schema = schema(named: typeName) ?? ObjectSchema.named(typeName), !schema.isEmbedded {
       return registerOrStop(schema.objectClass)
     }
-    fatalError("Object type '\(typeName)' is not managed by the Reef.")
+    reefStop("Object type '\(typeName)' is not managed by the Reef.")
   }
 
   /// Every object of a type named by a string, as ``DynamicObject``s: Realm's
@@ -125,14 +125,14 @@ extension Reef {
     checkThread()
     let schema = dynamicSchema(typeName)
     guard let keyProperty = schema.primaryKeyProperty else {
-      fatalError("'\(typeName)' does not have a primary key")
+      reefStop("'\(typeName)' does not have a primary key")
     }
     guard let identity = BSONArgument.bson(key), identity != .null || keyProperty.isOptional else { return nil }
     let found: Document?
     do {
       found = try document(of: schema, identity: identity)
     } catch {
-      fatalError("reading \(typeName) with primary key \(identity) failed: \(error)")
+      reefStop("reading \(typeName) with primary key \(identity) failed: \(error)")
     }
     return found.map { object(DynamicObject.self, schema: schema, document: $0) }
   }
@@ -151,7 +151,7 @@ extension Reef {
     requireWriteTransaction()
     let schema = dynamicSchema(typeName)
     guard let objectClass = schema.objectClass as? Object.Type else {
-      fatalError("Object type '\(typeName)' is not managed by the Reef.")
+      reefStop("Object type '\(typeName)' is not managed by the Reef.")
     }
     let created = create(objectClass, value: value, update: update)
     guard let managed = created._managed, let document = managed.currentDocument() else {

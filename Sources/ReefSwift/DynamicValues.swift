@@ -157,7 +157,7 @@ extension Decimal128 {
     case is Bool: return nil
     case let string as String: return Decimal128(string)
     case let integer as any BinaryInteger:
-      return Int64(exactly: integer).map(Decimal128.init) ?? Decimal128(String(describing: integer))
+      return Int64(exactly: integer).map { Decimal128($0) } ?? Decimal128(String(describing: integer))
     case let double as Double: return Decimal128(String(describing: double))
     case let float as Float: return Decimal128(String(describing: float))
     case let decimal as Decimal: return Decimal128(decimal.description)

@@ -35,12 +35,12 @@ final class FieldAccess {
             do {
               return try reef.document(of: target, identity: element.value) != nil
             } catch {
-              fatalError("reading \(owner.schema.className).\(property.name) failed: \(error)")
+              reefStop("reading \(owner.schema.className).\(property.name) failed: \(error)")
             }
           }
         }
       } else if field.type != .null {
-        preconditionFailure(owner.mismatch(property, field))
+        reefStop(owner.mismatch(property, field))
       }
     }
     cache = (owner.reef.version, elements)
@@ -59,7 +59,7 @@ final class FieldAccess {
       : _ReadContext(owner: owner, field: property.columnName, index: position)
     if property.isEmbedded && !property.isMap { context.place = place() }
     guard let value = Element._reefDecode(element, context) else {
-      preconditionFailure(owner.mismatch(property, element) + " (element \(position))")
+      reefStop(owner.mismatch(property, element) + " (element \(position))")
     }
     return value
   }

@@ -49,7 +49,7 @@ indirect enum FilterPredicate {
   }
 
   private static func unreadable() -> Never {
-    fatalError(
+    reefStop(
       "Invalid predicate: Reef reads predicates made with NSPredicate(format:), NSPredicate(value:) and "
         + "NSCompoundPredicate; a block predicate (NSPredicate(block:)) cannot be queried")
   }

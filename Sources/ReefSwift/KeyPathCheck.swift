@@ -80,13 +80,13 @@ extension ObjectSchema {
   /// Stops, with Realm's message, when a sort or distinct key path names no property.
   func requireSortable(_ keyPath: String) {
     guard let unknown = KeyPathCheck.unknown(in: keyPath, of: self) else { return }
-    fatalError(
+    reefStop(
       "Cannot sort on key path '\(keyPath)': property '\(unknown.typeName).\(unknown.name)' does not exist.")
   }
 
   /// Stops, with Realm's message, when an aggregate's property path names no property.
   func requireProperty(_ keyPath: String) {
     guard let unknown = KeyPathCheck.unknown(in: keyPath, of: self) else { return }
-    fatalError("Property '\(unknown.name)' not found in object of type '\(unknown.typeName)'")
+    reefStop("Property '\(unknown.name)' not found in object of type '\(unknown.typeName)'")
   }
 }

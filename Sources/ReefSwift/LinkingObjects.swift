@@ -84,7 +84,7 @@ public final class LinkingObjects<Element: ObjectBase>: RandomAccessCollection, 
       try Results<Object>(reef: reef, schema: schema, conditions: [Self.condition(property, identity)])
         .forEachDocument { objects.append(reef.object(Element.self, schema: schema, document: $0)) }
     } catch {
-      fatalError("reading LinkingObjects<\(schema.className)> failed: \(error)")
+      reefStop("reading LinkingObjects<\(schema.className)> failed: \(error)")
     }
     return objects
   }
@@ -94,7 +94,7 @@ public final class LinkingObjects<Element: ObjectBase>: RandomAccessCollection, 
     do {
       return try Query(filter: [property.columnName: identity]).node
     } catch {
-      fatalError("\(error)")
+      reefStop("\(error)")
     }
   }
 
@@ -149,7 +149,7 @@ public final class LinkingObjects<Element: ObjectBase>: RandomAccessCollection, 
   public func objects(at indexes: IndexSet) -> [Element] {
     let objects = results
     return indexes.map { index in
-      if index >= objects.count { fatalError("Indexes for collection are out of bounds.") }
+      if index >= objects.count { reefStop("Indexes for collection are out of bounds.") }
       return objects[index]
     }
   }
@@ -172,7 +172,7 @@ extension LinkingObjects where Element: Object {
     reef.checkThread()
     let schema = reef.registerOrStop(Element.self)
     guard let property = schema.property(named: propertyName), let document = owner.currentDocument() else {
-      fatalError("Object has been deleted or invalidated.")
+      reefStop("Object has been deleted or invalidated.")
     }
     if owner.parent != nil {
       // An embedded object's parent, if it embeds it through the origin property.
@@ -181,7 +181,7 @@ extension LinkingObjects where Element: Object {
       do {
         condition = try Query(filter: ["_id": ["$in": .array(BSONArray(ids))]]).node
       } catch {
-        fatalError("\(error)")
+        reefStop("\(error)")
       }
       return Results(reef: reef, schema: schema, conditions: [condition])
     }
@@ -293,7 +293,7 @@ enum EmbeddedOrigins {
       do {
         condition = try Query(filter: container.condition(property, identity)).node
       } catch {
-        fatalError("\(error)")
+        reefStop("\(error)")
       }
       do {
         try Results<Object>(reef: reef, schema: top, conditions: [condition]).forEachDocument { document in
@@ -305,7 +305,7 @@ enum EmbeddedOrigins {
           }
         }
       } catch {
-        fatalError("reading LinkingObjects<\(embedded.className)> failed: \(error)")
+        reefStop("reading LinkingObjects<\(embedded.className)> failed: \(error)")
       }
     }
     return objects
@@ -362,7 +362,7 @@ extension LinkingObjects: _Persistable {
     }
   }
   public static func _reefSet(_ owner: ManagedObject, _ property: Property, _ value: LinkingObjects) {
-    fatalError("LinkingObjects are computed from the links that point here; they cannot be set")
+    reefStop("LinkingObjects are computed from the links that point here; they cannot be set")
   }
 }
 

@@ -71,7 +71,7 @@ public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<El
     get {
       CollectionElements.checkNotNegative(bounds.lowerBound)
       if bounds.upperBound > count {
-        fatalError("Index \(bounds.upperBound - 1) is out of bounds (must be less than \(count)).")
+        reefStop("Index \(bounds.upperBound - 1) is out of bounds (must be less than \(count)).")
       }
       return Slice(base: self, bounds: bounds)
     }
@@ -202,7 +202,7 @@ public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<El
   private static func checkRemovable(_ number: Int, count: Int) {
     CollectionElements.checkNotNegative(number)
     if number > count {
-      fatalError(
+      reefStop(
         "It is not possible to remove more objects (\(number)) from a list than it already contains (\(count)).")
     }
   }
@@ -302,7 +302,7 @@ public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<El
     case let open as Range<Int>:
       CollectionElements.checkNotNegative(open.lowerBound)
       if open.upperBound > count {
-        fatalError("Index \(open.upperBound - 1) is out of bounds (must be less than \(count)).")
+        reefStop("Index \(open.upperBound - 1) is out of bounds (must be less than \(count)).")
       }
       range = open
     default:
@@ -360,7 +360,7 @@ public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<El
   public func objects(at indexes: IndexSet) -> [Element] {
     let count = count
     return indexes.map { index in
-      if index >= count { fatalError("Indexes for collection are out of bounds.") }
+      if index >= count { reefStop("Indexes for collection are out of bounds.") }
       return self[index]
     }
   }

@@ -214,22 +214,22 @@ public final class ManagedObject {
     return fresh
   }
 
-  /// The document, or a precondition failure in Realm's words when the object is gone.
+  /// The document, or a stop in Realm's words when the object is gone.
   @usableFromInline func liveDocument() -> Document {
     guard let document = currentDocument() else {
-      preconditionFailure("Object has been deleted or invalidated (\(schema.className) with _id \(id))")
+      reefStop("Object has been deleted or invalidated (\(schema.className) with _id \(id))")
     }
     return document
   }
 
-  /// Reads a property, failing with a precondition that names the document when the stored
+  /// Reads a property, stopping with a message that names the document when the stored
   /// value does not fit the property.
   @inlinable
   func read<V: _ReefValue>(_ property: Property, as type: V.Type) -> V {
     let document = liveDocument()
     let element = document.element(forKey: property.columnName)
     guard let value = V._reefDecode(element, _ReadContext(owner: self, field: property.columnName, index: nil)) else {
-      preconditionFailure(mismatch(property, element))
+      reefStop(mismatch(property, element))
     }
     return value
   }

@@ -70,7 +70,7 @@ public final class Map<Key: _ReefMapKey, Value: _ReefCollectionElement>: _Collec
   public func updateValue(_ value: Value, forKey key: Key) {
     let key = key._reefKey
     if !Self.isValidKey(key) {
-      fatalError("a Map key cannot be empty, start with $, or contain . or NUL: \"\(key)\"")
+      reefStop("a Map key cannot be empty, start with $, or contain . or NUL: \"\(key)\"")
     }
     guard let access else {
       if let index = storage.firstIndex(where: { $0.0 == key }) {

@@ -54,7 +54,7 @@ public final class Migration {
     do throws(StoreError) {
       return try reef.transaction()
     } catch {
-      fatalError("the migration's write transaction is gone: \(error)")
+      reefStop("the migration's write transaction is gone: \(error)")
     }
   }
 
@@ -118,7 +118,7 @@ public final class Migration {
         try ObjectPopulation(copyingFor: reef).populateChecked(object, from: value)
       } catch {
         // Realm raises at the call for a value that does not fit.
-        fatalError(error.message)
+        reefStop(error.message)
       }
       do throws(ReefError) {
         let identity = try reef.addObject(object, policy: .error)
@@ -137,7 +137,7 @@ public final class Migration {
         record(error, type: typeName)
         return DynamicObject()
       }
-      guard let stored else { fatalError("Object type '\(typeName)' is not managed by the Reef.") }
+      guard let stored else { reefStop("Object type '\(typeName)' is not managed by the Reef.") }
       let fields = MigrationRecord.storedFields(stored).filter { $0 != "_id" }
       var built: Document = ["_id": .objectId(ObjectId())]
       if let dictionary = value as? [String: Any] {
@@ -146,7 +146,7 @@ public final class Migration {
         }
       } else if let array = value as? [Any] {
         if array.count > fields.count {
-          fatalError("Invalid array input: more values (\(array.count)) than properties (\(fields.count)).")
+          reefStop("Invalid array input: more values (\(array.count)) than properties (\(fields.count)).")
         }
         for (key, item) in zip(fields, array) {
           built.set(MigrationRecord.bson(item, migration: self, key: key, type: typeName), forKey: key)
@@ -171,7 +171,7 @@ public final class Migration {
   /// - Parameter object: A new object of the migration (deleting an old one stops).
   public func delete(_ object: MigrationObject) {
     guard let deleted = object.migrationRecord, !deleted.isOld, let id = deleted.topID else {
-      fatalError("Only the new objects of a migration can be deleted")
+      reefStop("Only the new objects of a migration can be deleted")
     }
     let typeName = deleted.typeName
     keepOriginal(typeName, id)
@@ -323,7 +323,7 @@ extension Reef {
   /// - Parameter configuration: The file, its schema version and migration block.
   /// - Throws: what ``init(configuration:queue:)`` throws (the migration's errors among them).
   public static func performMigration(for configuration: Configuration = .defaultConfiguration) throws {
-    if StoreTable.isOpen(path: configuration.path) { fatalError("Cannot migrate Reefs that are already open.") }
+    if StoreTable.isOpen(path: configuration.path) { reefStop("Cannot migrate Reefs that are already open.") }
     // Not kept among the open Reefs: closed on return.
     _ = try Reef(configuration: configuration, confinement: .thread(.current))
   }

@@ -109,7 +109,7 @@ final class MigrationRecord {
   /// A property's value (see ``Migration``).
   func value(forKey key: String) -> Any? {
     let column = column(key)
-    guard isKnown(column) else { fatalError("Invalid property name '\(key)' for class '\(typeName)'.") }
+    guard isKnown(column) else { reefStop("Invalid property name '\(key)' for class '\(typeName)'.") }
     if let list = lists[column] { return list }
     let element = document.element(forKey: column)
     if let link = link(column) {
@@ -211,8 +211,8 @@ final class MigrationRecord {
   /// Sets a property of a new object (see ``Migration``): stored at once.
   func setValue(_ value: Any?, forKey key: String) {
     let column = column(key)
-    if isOld { fatalError("Cannot change an old object of a migration: \(typeName).\(key) is read-only") }
-    guard isKnown(column) else { fatalError("Invalid property name '\(key)' for class '\(typeName)'.") }
+    if isOld { reefStop("Cannot change an old object of a migration: \(typeName).\(key) is read-only") }
+    guard isKnown(column) else { reefStop("Invalid property name '\(key)' for class '\(typeName)'.") }
     lists[column] = nil
     migration.forgetList(of: self, key: column)
     document.set(Self.bson(value as Any, migration: migration, key: key, type: typeName), forKey: column)
@@ -319,7 +319,7 @@ final class MigrationRecord {
           }))
     default:
       guard let stored = BSONArgument.bson(value) else {
-        fatalError("Invalid value '\(value)' of type '\(Swift.type(of: value))' for property '\(typeName).\(key)'.")
+        reefStop("Invalid value '\(value)' of type '\(Swift.type(of: value))' for property '\(typeName).\(key)'.")
       }
       return stored
     }

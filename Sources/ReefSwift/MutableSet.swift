@@ -126,17 +126,17 @@ public final class MutableSet<Element: _ReefCollectionElement>: _CollectionAcces
   /// Not available on a set: stops with Realm's message ("index(of:) is not available on
   /// MutableSet").
   public func index(of object: Element) -> Int? {
-    fatalError("index(of:) is not available on MutableSet")
+    reefStop("index(of:) is not available on MutableSet")
   }
 
   /// Not available on a set: stops with Realm's message.
   public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
-    fatalError("index(matching:) is not available on MutableSet")
+    reefStop("index(matching:) is not available on MutableSet")
   }
 
   /// Not available on a set: stops with Realm's message.
   public func index(matching predicate: NSPredicate) -> Int? {
-    fatalError("index(matching:) is not available on MutableSet")
+    reefStop("index(matching:) is not available on MutableSet")
   }
 
   /// The elements at `indexes` of the stored order.
@@ -145,7 +145,7 @@ public final class MutableSet<Element: _ReefCollectionElement>: _CollectionAcces
   public func objects(at indexes: IndexSet) -> [Element] {
     let count = count
     return indexes.map { index in
-      if index >= count { fatalError("Indexes for collection are out of bounds.") }
+      if index >= count { reefStop("Indexes for collection are out of bounds.") }
       return self[index]
     }
   }

@@ -38,7 +38,7 @@ import Foundation
       do {
         _ = try formatted.parsed()
       } catch {
-        fatalError("Unable to parse the format string \"\(predicateFormat)\": \(error)")
+        reefStop("Unable to parse the format string \"\(predicateFormat)\": \(error)")
       }
       self.init(block: { object, _ in
         if let probe = object as? PredicateFormatProbe {

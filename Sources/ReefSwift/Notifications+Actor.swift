@@ -85,7 +85,7 @@ extension ActorObservation {
     failure: @escaping (any Error) -> Change, _ block: @Sendable @escaping (isolated A, Change) -> Void
   ) async -> NotificationToken {
     reef.checkThread()
-    precondition(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+    reefRequire(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
     let observation = ActorObservation(actor: actor, path: reef.configuration.path)
     let configuration = reef.configuration
     // What `register` holds (values of this thread's objects), used on the actor only.
@@ -150,47 +150,65 @@ extension _ObjectObservable where Self: ObjectBase {
     keyPaths: [String]? = nil, on actor: A, isolation: isolated (any Actor)? = #isolation,
     _ block: @Sendable @escaping (isolated A, ObjectChange<Self>) -> Void
   ) async -> NotificationToken {
-    let (reef, id, embedded) = observedIdentity()
+    await observeObject(as: Self.self, keyPaths: keyPaths, on: actor, isolation: isolation, block)
+  }
+
+  /// ``observe(keyPaths:on:isolation:_:)``, with the block's object as `T` (this object's class
+  /// or a superclass, checked by the caller), under a name no overload shares.
+  func observeObject<A: Actor, T: ObjectBase>(
+    as type: T.Type, keyPaths: [String]?, on actor: A, isolation: isolated (any Actor)?,
+    _ block: @Sendable @escaping (isolated A, ObjectChange<T>) -> Void
+  ) async -> NotificationToken {
+    let (reef, objectClass, id, embedded) = observedIdentity()
     return await ActorObservation.observe(
       from: reef, on: actor, isolation: isolation,
-      register: { reef, deliver in Self.observeAgain(id, embedded: embedded, keyPaths: keyPaths, in: reef, deliver) },
+      register: { reef, deliver in
+        ObjectBase.observeStored(objectClass, id: id, embedded: embedded, keyPaths: keyPaths, in: reef) {
+          deliver($0.cast(to: T.self))
+        }
+      },
       failure: { .error($0) }, block)
   }
 
   /// For an observation delivered elsewhere: stops unless this object is managed and may be
-  /// used here outside a write transaction; its `Reef`, `_id` and whether it is embedded.
-  func observedIdentity() -> (reef: Reef, id: BSON, embedded: Bool) {
+  /// used here outside a write transaction; its `Reef`, class (its own, not the static type it
+  /// is called through), `_id` and whether it is embedded.
+  func observedIdentity() -> (reef: Reef, objectClass: ObjectBase.Type, id: BSON, embedded: Bool) {
     guard let managed = _managed else {
-      preconditionFailure("Only objects which are managed by a Reef support change notifications")
+      reefStop("Only objects which are managed by a Reef support change notifications")
     }
     managed.reef.checkThread()
-    precondition(
+    reefRequire(
       !managed.reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
-    return (managed.reef, managed.id, managed.parent != nil)
+    return (managed.reef, Swift.type(of: self), managed.id, managed.parent != nil)
   }
+}
 
-  /// Observes the object of this type with `_id` `id` as `reef` reads it, for an observation set
-  /// up in another confinement: `.deleted` (and nil) when it is gone, `.error` (and nil) for an
-  /// embedded object (it has no `_id`) or a failed read.
-  static func observeAgain(
-    _ id: BSON, embedded: Bool, keyPaths: [String]?, in reef: Reef, _ deliver: @escaping (ObjectChange<Self>) -> Void
+extension ObjectBase {
+  /// Observes the object of `objectClass` with `_id` `id` as `reef` reads it, for an
+  /// observation set up in another confinement: `.deleted` (and nil) when it is gone, `.error`
+  /// (and nil) for an embedded object (it has no `_id`) or a failed read. The objects given to
+  /// `deliver` are of `objectClass`.
+  static func observeStored(
+    _ objectClass: ObjectBase.Type, id: BSON, embedded: Bool, keyPaths: [String]?, in reef: Reef,
+    _ deliver: @escaping (ObjectChange<ObjectBase>) -> Void
   ) -> NotificationToken? {
     if embedded {
       deliver(
         .error(
           ReefError(
             .confinement,
-            "observe(keyPaths:on:) takes top-level objects only: observe the object that holds this \(className()) there",
-            type: className())))
+            "observe(keyPaths:on:) takes top-level objects only: observe the object that holds this \(objectClass.className()) there",
+            type: objectClass.className())))
       return nil
     }
-    let object: Self?
+    let object: ObjectBase?
     do {
-      let schema = try reef.register(Self.self)
+      let schema = try reef.register(objectClass)
       let document = try storeCall { () throws(StoreError) in
         try reef.transaction().collection(schema.className).document(forID: id)
       }
-      object = document.map { reef.object(Self.self, schema: schema, document: $0) }
+      object = document.map { reef.object(objectClass, schema: schema, document: $0) }
     } catch {
       deliver(.error(error))
       return nil
@@ -199,6 +217,29 @@ extension _ObjectObservable where Self: ObjectBase {
       deliver(.deleted)
       return nil
     }
-    return object.observe(keyPaths: keyPaths, deliver)
+    return object.observeObject(keyPaths: keyPaths, deliver)
+  }
+}
+
+extension ObjectBase {
+  /// `observe(keyPaths:on:isolation:_:)` with an actor, with the block's object typed as the
+  /// block says (the object's class or a superclass): Realm's `observe<A, T>(keyPaths:on:_:)`.
+  public func observe<A: Actor, T: ObjectBase>(
+    keyPaths: [String]? = nil, on actor: A, isolation: isolated (any Actor)? = #isolation,
+    _ block: @Sendable @escaping (isolated A, ObjectChange<T>) -> Void
+  ) async -> NotificationToken {
+    requireObserved(as: T.self)
+    return await observeObject(as: T.self, keyPaths: keyPaths, on: actor, isolation: isolation, block)
+  }
+
+  /// `observe(keyPaths:on:isolation:_:)` with an actor and Swift key paths (`[\Dog.name]`), as
+  /// Realm's.
+  public func observe<A: Actor, T: ObjectBase>(
+    keyPaths: [PartialKeyPath<T>], on actor: A, isolation: isolated (any Actor)? = #isolation,
+    _ block: @Sendable @escaping (isolated A, ObjectChange<T>) -> Void
+  ) async -> NotificationToken {
+    requireObserved(as: T.self)
+    return await observeObject(
+      as: T.self, keyPaths: keyPaths.map { KeyPathNames.name($0, in: T.self) }, on: actor, isolation: isolation, block)
   }
 }

@@ -169,7 +169,7 @@ extension QueueObservation {
     failed: @escaping (any Error) -> Void
   ) -> NotificationToken {
     reef.checkThread()
-    precondition(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+    reefRequire(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
     let observation = QueueObservation(queue: queue, path: reef.configuration.path)
     let configuration = reef.configuration
     // The blocks (and the values they hold), used on the queue only.
@@ -227,15 +227,41 @@ extension _ObjectObservable where Self: ObjectBase {
   public func observe(
     keyPaths: [String]? = nil, on queue: DispatchQueue?, _ block: @escaping (ObjectChange<Self>) -> Void
   ) -> NotificationToken {
-    guard let queue else { return observe(keyPaths: keyPaths, block) }
-    let (reef, id, embedded) = observedIdentity()
+    guard let queue else { return observeObject(keyPaths: keyPaths, block) }
+    return observeObject(keyPaths: keyPaths, on: queue, block)
+  }
+
+  /// ``observe(keyPaths:on:_:)`` with a queue, under a name no overload shares.
+  func observeObject(
+    keyPaths: [String]?, on queue: DispatchQueue, _ block: @escaping (ObjectChange<Self>) -> Void
+  ) -> NotificationToken {
+    let (reef, objectClass, id, embedded) = observedIdentity()
     return QueueObservation.observe(
       from: reef, on: queue,
       register: { reef, observation in
-        Self.observeAgain(id, embedded: embedded, keyPaths: keyPaths, in: reef) { change in
-          observation.deliver { block(change) }
+        ObjectBase.observeStored(objectClass, id: id, embedded: embedded, keyPaths: keyPaths, in: reef) { change in
+          observation.deliver { block(change.cast(to: Self.self)) }
         }
       },
       failed: { block(.error($0)) })
+  }
+}
+
+extension ObjectBase {
+  /// `observe(keyPaths:on:_:)` with a queue, with the block's object typed as the block says
+  /// (the object's class or a superclass): Realm's `observe<T>(keyPaths:on:_:)`.
+  public func observe<T: ObjectBase>(
+    keyPaths: [String]? = nil, on queue: DispatchQueue?, _ block: @escaping (ObjectChange<T>) -> Void
+  ) -> NotificationToken {
+    requireObserved(as: T.self)
+    guard let queue else { return observeObject(keyPaths: keyPaths) { block($0.cast(to: T.self)) } }
+    return observeObject(keyPaths: keyPaths, on: queue) { block($0.cast(to: T.self)) }
+  }
+
+  /// `observe(keyPaths:on:_:)` with a queue and Swift key paths (`[\Dog.name]`), as Realm's.
+  public func observe<T: ObjectBase>(
+    keyPaths: [PartialKeyPath<T>], on queue: DispatchQueue?, _ block: @escaping (ObjectChange<T>) -> Void
+  ) -> NotificationToken {
+    observe(keyPaths: keyPaths.map { KeyPathNames.name($0, in: T.self) } as [String]?, on: queue, block)
   }
 }

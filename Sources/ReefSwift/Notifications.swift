@@ -37,6 +37,9 @@ public final class NotificationToken {
   }
 }
 
+/// A block called when a `Reef` shows new data (``Reef/observe(_:)``): Realm's `NotificationBlock`.
+public typealias NotificationBlock = (_ notification: Reef.Notification, _ reef: Reef) -> Void
+
 extension Reef {
   /// What a `Reef`-level notification block is told: Realm's `Realm.Notification`.
   public enum Notification: String, Sendable {
@@ -48,7 +51,7 @@ extension Reef {
   }
 
   /// A block called when the `Reef` shows new data.
-  public typealias NotificationBlock = (_ notification: Notification, _ reef: Reef) -> Void
+  public typealias NotificationBlock = ReefSwift.NotificationBlock
 
   /// Calls `block` with ``Notification/didChange`` (on this thread) after each write
   /// transaction of this `Reef` commits, one that changed nothing included (as Realm's), and when
@@ -85,7 +88,7 @@ extension Reef {
   func addObserver(
     refreshRequired: ((Reef) -> Void)? = nil, _ notify: @escaping (Reef, ChangeBatch, _ silent: Bool) -> Void
   ) -> NotificationToken {
-    precondition(!isFrozen, "Frozen Reefs do not change and do not have change notifications.")
+    reefRequire(!isFrozen, "Frozen Reefs do not change and do not have change notifications.")
     checkThread()
     if feedSequence == nil { feedSequence = (try? transaction().changeSequence()) ?? 0 }
     nextObserverID += 1
@@ -165,6 +168,28 @@ public enum ReefCollectionChange<CollectionType> {
   case error(any Error)
 }
 
+/// A collection with keys, whose changes are told by key: Realm's `RealmKeyedCollection`, which
+/// ``Map`` is (here, what ``ReefMapChange`` needs of it: its key type).
+public protocol ReefKeyedCollection {
+  /// The type of the keys.
+  associatedtype Key: Hashable
+}
+
+extension Map: ReefKeyedCollection {}
+
+/// What changed in a ``Map`` since its last notification, by key: Realm's `RealmMapChange`.
+public enum ReefMapChange<Collection: ReefKeyedCollection> {
+  /// The map as it was when the block was registered.
+  case initial(Collection)
+  /// The map changed: `deletions` are the keys removed, `insertions` the keys added and
+  /// `modifications` the keys whose values changed, each in the map's key order.
+  case update(
+    Collection, deletions: [Collection.Key], insertions: [Collection.Key], modifications: [Collection.Key])
+  /// The map could not be read again (a stored value no longer fits it); no further
+  /// notification comes.
+  case error(any Error)
+}
+
 extension Results {
   /// Calls `block` with `.initial` now, then with `.update` after each commit that changed
   /// the results (objects in or out, moved through the sort, or modified), when this `Reef`
@@ -179,7 +204,7 @@ extension Results {
     keyPaths: [String]? = nil, _ block: @escaping (ReefCollectionChange<Results<Element>>) -> Void
   ) -> NotificationToken {
     reef.checkThread()
-    precondition(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+    reefRequire(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
     let results = self
     let tracker: ResultsTracker<Element>
     do {
@@ -371,15 +396,23 @@ extension _ObjectObservable where Self: ObjectBase {
   /// notifies when the linked objects change at that path, as a change of the link property;
   /// without key paths, only the object's own document counts. When its document can no longer
   /// be read, or no longer fits its type, `.error` comes, and nothing after it.
+  ///
+  /// A block whose type names a superclass (`{ (change: ObjectChange<Object>) in … }`) takes
+  /// the generic form on ``ObjectBase``, Realm's `observe<T>(keyPaths:on:_:)`.
   public func observe(keyPaths: [String]? = nil, _ block: @escaping (ObjectChange<Self>) -> Void)
     -> NotificationToken
   {
+    observeObject(keyPaths: keyPaths, block)
+  }
+
+  /// ``observe(keyPaths:_:)``, under a name no overload shares.
+  func observeObject(keyPaths: [String]?, _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken {
     guard let managed = _managed else {
-      preconditionFailure("Only objects which are managed by a Reef support change notifications")
+      reefStop("Only objects which are managed by a Reef support change notifications")
     }
     let reef = managed.reef
     reef.checkThread()
-    precondition(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+    reefRequire(!reef.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
     guard var old = managed.currentDocument() else {
       block(.deleted)
       return NotificationToken(reef: nil, id: 0)
@@ -440,5 +473,45 @@ extension _ObjectObservable where Self: ObjectBase {
       guard !silent, !changes.isEmpty else { return }
       block(.change(self, changes))
     }
+  }
+}
+
+extension ObjectChange {
+  /// The same change, its object as `U` (which the caller checked it is).
+  func cast<U: ObjectBase>(to type: U.Type) -> ObjectChange<U> {
+    switch self {
+    case .error(let error): .error(error)
+    case .change(let object, let properties): .change(unsafeDowncast(object, to: U.self), properties)
+    case .deleted: .deleted
+    }
+  }
+}
+
+extension ObjectBase {
+  /// Stops unless this object is a `T`, for the observe forms whose block names its type.
+  func requireObserved<T: ObjectBase>(as type: T.Type) {
+    reefRequire(
+      self is T,
+      "observe's block takes ObjectChange<\(T.self)>, and the object observed is a \(Swift.type(of: self)), not a \(T.self)"
+    )
+  }
+
+  /// `observe(keyPaths:_:)`, with the block's object typed as the block says: Realm's `observe<T>(keyPaths:on:_:)`, for blocks written
+  /// `{ (change: ObjectChange<Dog>) in … }` or `{ (change: ObjectChange<Object>) in … }`. `T` is
+  /// the object's class or one of its superclasses (another stops, naming both).
+  public func observe<T: ObjectBase>(keyPaths: [String]? = nil, _ block: @escaping (ObjectChange<T>) -> Void)
+    -> NotificationToken
+  {
+    requireObserved(as: T.self)
+    return observeObject(keyPaths: keyPaths) { block($0.cast(to: T.self)) }
+  }
+
+  /// `observe(keyPaths:_:)` with Swift key paths
+  /// (`[\Dog.name, \Dog.owner.name]`), as Realm's: each names the properties it reads.
+  public func observe<T: ObjectBase>(keyPaths: [PartialKeyPath<T>], _ block: @escaping (ObjectChange<T>) -> Void)
+    -> NotificationToken
+  {
+    requireObserved(as: T.self)
+    return observeObject(keyPaths: keyPaths.map { KeyPathNames.name($0, in: T.self) }) { block($0.cast(to: T.self)) }
   }
 }

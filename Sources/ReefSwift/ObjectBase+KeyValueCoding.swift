@@ -31,19 +31,19 @@ extension ObjectBase {
     let schema = objectSchema
     let property = property(forKey: key)
     if property.type == .linkingObjects {
-      fatalError("Cannot modify read-only property '\(schema.className).\(property.name)': LinkingObjects are computed")
+      reefStop("Cannot modify read-only property '\(schema.className).\(property.name)': LinkingObjects are computed")
     }
     let converted: Any?
     do {
       converted = try ObjectPopulation(copyingFor: nil).convert(property, value, className: schema.className)
     } catch {
-      fatalError(error.message)
+      reefStop(error.message)
     }
     let fits =
       if let _managed { property.codec.set(_managed, property, converted as Any) } else {
         property.codec.set(converted as Any, at: valuePointer(property.ordinal))
       }
-    if !fits { fatalError(property.invalidValueMessage(value, className: schema.className)) }
+    if !fits { reefStop(property.invalidValueMessage(value, className: schema.className)) }
   }
 
   /// The value at a dotted path of properties (`"owner.address.city"`), each step read with
@@ -72,7 +72,7 @@ extension ObjectBase {
     let head = String(keyPath[..<dot])
     let last = String(keyPath[keyPath.index(after: dot)...])
     guard let object = self.value(forKeyPath: head) as? ObjectBase else {
-      fatalError("Invalid key path '\(keyPath)' for class '\(objectSchema.className)': '\(head)' is not an object")
+      reefStop("Invalid key path '\(keyPath)' for class '\(objectSchema.className)': '\(head)' is not an object")
     }
     object.setValue(value, forKey: last)
   }
@@ -81,7 +81,7 @@ extension ObjectBase {
   private func property(forKey key: String) -> Property {
     let schema = objectSchema
     guard let property = schema.property(named: key) else {
-      fatalError("Invalid property name '\(key)' for class '\(schema.className)'.")
+      reefStop("Invalid property name '\(key)' for class '\(schema.className)'.")
     }
     return property
   }
@@ -91,6 +91,6 @@ extension ObjectBase {
     guard let value else { return nil }
     if let object = value as? ObjectBase { return object.value(forKeyPath: rest) }
     if let collection = value as? KeyValueCodingCollection { return collection.value(forKeyPath: rest) }
-    fatalError("Invalid key path '\(head).\(rest)' for class '\(className)': '\(head)' is not an object")
+    reefStop("Invalid key path '\(head).\(rest)' for class '\(className)': '\(head)' is not an object")
   }
 }

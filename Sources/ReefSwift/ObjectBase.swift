@@ -29,7 +29,7 @@ open class ObjectBase: CustomStringConvertible {
     let objectClass = type(of: self)
     let (count, layout) = ObjectBase.classEntry(objectClass, instance: self, thread: thread)
     let base = thread.slotCount &- count
-    precondition(base >= 0, "ReefSwift: the @Persisted properties of \(objectClass) were not initialized in step")
+    reefRequire(base >= 0, "ReefSwift: the @Persisted properties of \(objectClass) were not initialized in step")
     _slotBase = base
     if let constructing = thread.constructingManaged {
       // A managed object (or an object a managed object's property initializer made, which is
@@ -51,7 +51,7 @@ open class ObjectBase: CustomStringConvertible {
   /// Stops for a property of an object that holds no values: one made by a property initializer
   /// while the object layer constructed a managed object (such objects are thrown away).
   @usableFromInline static func _noValues(_ object: ObjectBase) -> Never {
-    preconditionFailure(
+    reefStop(
       "ReefSwift: this \(type(of: object)) was made by a property initializer while a managed object was constructed, and holds no property values"
     )
   }
@@ -105,16 +105,8 @@ open class ObjectBase: CustomStringConvertible {
     set { setValue(newValue, forKey: key) }
   }
 
-  /// Whether `object` is this object: the same instance, or the same managed object (same
-  /// `Reef` file, type and primary key).
-  public final func isEqual(to object: ObjectBase?) -> Bool {
-    guard let object else { return false }
-    if object === self { return true }
-    guard let a = _managed, let b = object._managed, a.reef.store === b.reef.store,
-      type(of: self) == type(of: object)
-    else { return false }
-    return a.identityPath == b.identityPath
-  }
+  /// Whether `object` is this object: ``isSameObject(as:)``.
+  public final func isEqual(to object: ObjectBase?) -> Bool { isSameObject(as: object) }
 
   /// The type's name and each property's value.
   open var description: String {

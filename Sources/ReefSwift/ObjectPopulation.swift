@@ -39,7 +39,7 @@ final class ObjectPopulation {
     do {
       try populateChecked(object, from: value)
     } catch {
-      fatalError(error.message)
+      reefStop(error.message)
     }
   }
 

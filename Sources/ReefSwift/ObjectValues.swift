@@ -132,7 +132,7 @@ enum ObjectEncoding {
   static func append(
     _ object: ObjectBase, schema: ObjectSchema, id: BSON?, to builder: inout DocumentBuilder, _ context: _WriteContext
   ) throws(ReefError) {
-    precondition(object._managed == nil, "only unmanaged objects are encoded")
+    reefRequire(object._managed == nil, "only unmanaged objects are encoded")
     if let id { builder.append("_id", id) }
     // An object without properties has no storage.
     guard let storage = object._storage, let offsets = object._layout?.offsets else { return }

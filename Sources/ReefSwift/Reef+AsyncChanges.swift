@@ -164,7 +164,7 @@ extension Results {
     let frozen: Results
     let tracker: ResultsTracker<Element>
     do {
-      frozen = try freeze()
+      frozen = try tryFreeze()
       tracker = try ResultsTracker(frozen)
     } catch {
       return .only(.error(error))
@@ -220,12 +220,12 @@ extension _ObjectObservable where Self: ObjectBase {
   /// - Precondition: the object is managed (Realm's message otherwise).
   public func changes(keyPaths: [String]?) -> ReefChanges<ObjectChange<Self>> {
     guard _managed != nil else {
-      preconditionFailure("Only objects which are managed by a Reef support change notifications")
+      reefStop("Only objects which are managed by a Reef support change notifications")
     }
     let frozen: Self
     let start: (path: ObjectPath, document: Document)
     do {
-      frozen = try freeze()
+      frozen = try tryFreeze()
       let gate = frozen._managed!.reef.enterSnapshot()
       defer { gate?.unlock() }
       guard let path = ObjectPath(frozen._managed!), let document = frozen._managed!.currentDocument() else {

@@ -18,7 +18,7 @@ final class AsyncWrites {
     let block: () -> Void
     /// Told when the write transaction cannot begin (``Reef/writeAsync(_:onComplete:)``'s
     /// completion).
-    let onBeginError: ((any Error) -> Void)?
+    let onBeginError: ((any Swift.Error) -> Void)?
   }
   var lastID: AsyncTransactionId = 0
   /// The blocks waiting for a write transaction, in order.
@@ -37,7 +37,7 @@ final class AsyncWrites {
   /// at the first of them, before any of their completions.
   final class CommitGroup {
     /// Why the flush failed (each commit's completion gets it), or nil.
-    var error: (any Error)?
+    var error: (any Swift.Error)?
   }
 
   func nextID() -> AsyncTransactionId {
@@ -52,7 +52,7 @@ extension Reef {
   /// on).
   private func asyncScheduler(_ call: String) -> ReefScheduler {
     guard let scheduler = confinement.scheduler else {
-      fatalError(
+      reefStop(
         "Cannot schedule async transaction. Make sure you are running from inside a run loop. (\(call): a thread-confined Reef has no run loop to call its blocks back on; open the Reef on a DispatchQueue, Reef(configuration:queue:), or an actor, Reef(configuration:actor:))"
       )
     }
@@ -74,7 +74,9 @@ extension Reef {
   /// - Returns: an identifier for ``cancelAsyncWrite(_:)``, which cancels the write while it
   ///   waits for the write lock.
   @discardableResult
-  public func writeAsync(_ block: @escaping () -> Void, onComplete: ((Error?) -> Void)? = nil) -> AsyncTransactionId {
+  public func writeAsync(_ block: @escaping () -> Void, onComplete: (((any Swift.Error)?) -> Void)? = nil)
+    -> AsyncTransactionId
+  {
     checkThread()
     return enqueueAsyncWrite(
       { [unowned self] in
@@ -118,12 +120,12 @@ extension Reef {
   /// - Returns: an identifier for ``cancelAsyncWrite(_:)``, which then stops `onComplete` from
   ///   being called (the commit is made all the same).
   @discardableResult
-  public func commitAsyncWrite(allowGrouping: Bool = false, _ onComplete: ((Error?) -> Void)? = nil)
+  public func commitAsyncWrite(allowGrouping: Bool = false, _ onComplete: (((any Swift.Error)?) -> Void)? = nil)
     -> AsyncTransactionId
   {
     checkThread()
     let scheduler = asyncScheduler("commitAsyncWrite")
-    var failure: (any Error)?
+    var failure: (any Swift.Error)?
     var group: AsyncWrites.CommitGroup?
     if isInWriteTransaction {
       let grouped = allowGrouping && configuration.durability == .full
@@ -214,7 +216,7 @@ extension Reef {
   // MARK: Running async writes
 
   private func enqueueAsyncWrite(
-    _ block: @escaping () -> Void, onBeginError: ((any Error) -> Void)?, call: String
+    _ block: @escaping () -> Void, onBeginError: ((any Swift.Error) -> Void)?, call: String
   ) -> AsyncTransactionId {
     let scheduler = asyncScheduler(call)
     let writes = scheduler.asyncWrites

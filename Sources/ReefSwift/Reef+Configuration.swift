@@ -45,8 +45,9 @@ extension Reef {
     public var durability: Durability = .full
     /// The most versions (snapshots) of the file this process may pin at once: the snapshots
     /// of live `Reef`s and of frozen ones (``Reef/freeze()``), counted once per version. Nil
-    /// (the default) sets no limit. Past it, ``Reef/freeze()`` and ``Reef/beginWrite()`` throw
-    /// ``ReefError/Kind/tooManyActiveVersions`` instead of letting the file grow: LMDB cannot
+    /// (the default) sets no limit. Past it, ``Reef/freeze()`` and ``Reef/beginWrite()`` stop
+    /// (``Reef/tryFreeze()``, ``Reef/tryBeginWrite()`` and ``Reef/write(_:)`` throw
+    /// ``ReefError/Kind/tooManyActiveVersions``) instead of letting the file grow: LMDB cannot
     /// reuse the pages a later write frees while an older snapshot is pinned.
     public var maximumNumberOfActiveVersions: UInt?
 

@@ -84,9 +84,22 @@ extension Reef {
   /// it and everything frozen from it is released: LMDB cannot reuse pages that later writes
   /// free while an older snapshot is pinned, so holding frozen objects for a long time makes the
   /// file grow. ``Configuration/maximumNumberOfActiveVersions`` bounds how many are pinned.
-  /// - Throws: ``ReefError/Kind/tooManyActiveVersions`` past that limit;
-  ///   ``ReefError/Kind/store`` when no reader slot is free.
-  public func freeze() throws(ReefError) -> Reef {
+  ///
+  /// It does not throw, as Realm's: past that limit, or when no reader slot is free, it stops
+  /// the program with the error's message. ``tryFreeze()`` throws instead.
+  public func freeze() -> Reef {
+    do {
+      return try tryFreeze()
+    } catch {
+      reefStop(error.description)
+    }
+  }
+
+  /// ``freeze()``, throwing what it stops with.
+  /// - Throws: ``ReefError/Kind/tooManyActiveVersions`` past
+  ///   ``Configuration/maximumNumberOfActiveVersions``; ``ReefError/Kind/store`` when no reader
+  ///   slot is free.
+  public func tryFreeze() throws(ReefError) -> Reef {
     if isFrozen { return self }
     checkThread()
     if let copy = frozenCopy, copy.snapshotVersion == snapshotVersion, let reef = copy.reef.reef,
@@ -110,10 +123,50 @@ extension Reef {
 
   /// A live `Reef` of the same configuration on the calling thread (the one open there, if
   /// any): Realm's `thaw()`. A live `Reef` returns itself.
+  ///
+  /// It does not throw, as Realm's: when the file cannot be opened it stops the program with
+  /// the error's message. ``tryThaw()`` throws instead.
+  public func thaw() -> Reef {
+    do {
+      return try tryThaw()
+    } catch {
+      reefStop(error.description)
+    }
+  }
+
+  /// ``thaw()``, throwing what it stops with.
   /// - Throws: what ``init(configuration:)`` throws.
-  public func thaw() throws -> Reef {
+  public func tryThaw() throws(ReefError) -> Reef {
     guard isFrozen else { return self }
-    return try Reef(configuration: configuration)
+    do {
+      return try Reef(configuration: configuration)
+    } catch let error as ReefError {
+      throw error
+    } catch {
+      throw ReefError(.store, "\(error)")
+    }
+  }
+
+  /// A frozen snapshot of `object`: Realm's `freeze(_:)`, the same as `object.freeze()`.
+  public func freeze<T: ObjectBase>(_ object: T) -> T { object.freeze() }
+
+  /// The live counterpart of a frozen object (nil when it was deleted since): Realm's
+  /// `thaw(_:)`, the same as `object.thaw()`.
+  public func thaw<T: ObjectBase>(_ object: T) -> T? { object.thaw() }
+
+  /// A frozen snapshot of `results`: Realm's `freeze(_:)`, the same as `results.freeze()`.
+  public func freeze<Element>(_ results: Results<Element>) -> Results<Element> { results.freeze() }
+
+  /// A frozen snapshot of a `List`, `MutableSet` or `Map`: Realm's `freeze(_:)`, the same as
+  /// `collection.freeze()`.
+  public func freeze<Collection: _CollectionAccessor<Stored>, Stored>(_ collection: Collection) -> Collection {
+    collection.freeze()
+  }
+
+  /// A frozen snapshot of `linkingObjects`: Realm's `freeze(_:)`, the same as
+  /// `linkingObjects.freeze()`.
+  public func freeze<Element>(_ linkingObjects: LinkingObjects<Element>) -> LinkingObjects<Element> {
+    linkingObjects.freeze()
   }
 }
 
@@ -189,20 +242,33 @@ extension _ObjectObservable where Self: ObjectBase {
   /// An immutable snapshot of this managed object (and, through it, of its embedded objects,
   /// lists and links), readable from any thread: Realm's `freeze()`. It lives in its `Reef`'s
   /// frozen copy (``Reef/freeze()``, whose cost it shares); a frozen object returns itself.
+  ///
+  /// It does not throw, as Realm's: it stops with Realm's message for an unmanaged object
+  /// ("Unmanaged objects cannot be frozen."), a deleted one ("Object has been deleted or
+  /// invalidated."), one added in the open write transaction ("Cannot freeze an object in the
+  /// same write transaction as it was created in": the frozen state is the one the transaction
+  /// began from), and with what ``Reef/freeze()`` stops with. ``tryFreeze()`` throws instead.
+  public func freeze() -> Self {
+    do {
+      return try tryFreeze()
+    } catch {
+      reefStop(error.description)
+    }
+  }
+
+  /// ``freeze()``, throwing what it stops with.
   /// - Throws: ``ReefError/Kind/wrongReef`` for an unmanaged object; ``ReefError/Kind/invalidated``
   ///   for a deleted one; ``ReefError/Kind/transaction`` for one added in the open write
-  ///   transaction (the frozen state is the one the transaction began from); what
-  ///   ``Reef/freeze()`` throws.
-  public func freeze() throws(ReefError) -> Self {
+  ///   transaction; what ``Reef/tryFreeze()`` throws.
+  public func tryFreeze() throws(ReefError) -> Self {
     guard let managed = _managed else {
-      throw ReefError(
-        .wrongReef, "Unmanaged objects cannot be frozen: add it to a Reef first", type: objectSchema.className)
+      throw ReefError(.wrongReef, "Unmanaged objects cannot be frozen.", type: objectSchema.className)
     }
     if managed.reef.isFrozen { return self }
     guard managed.currentDocument() != nil, let path = ObjectPath(managed) else {
-      throw ReefError(.invalidated, "Object has been deleted or invalidated", type: objectSchema.className)
+      throw ReefError(.invalidated, "Object has been deleted or invalidated.", type: objectSchema.className)
     }
-    let frozen = try managed.reef.freeze()
+    let frozen = try managed.reef.tryFreeze()
     guard let state = path.state(in: frozen) else {
       throw ReefError(
         .transaction, "Cannot freeze an object in the same write transaction as it was created in",
@@ -214,14 +280,31 @@ extension _ObjectObservable where Self: ObjectBase {
   /// The live counterpart of this frozen object, in a live `Reef` of the calling thread
   /// (``Reef/thaw()``), or nil when it was deleted since: Realm's `thaw()`. A live object
   /// returns itself.
-  /// - Throws: what ``Reef/thaw()`` throws.
-  public func thaw() throws -> Self? {
-    guard let managed = _managed, managed.reef.isFrozen else { return self }
+  ///
+  /// It does not throw, as Realm's: it stops with Realm's message for an unmanaged object
+  /// ("Unmanaged objects cannot be thawed."), and with what ``Reef/thaw()`` stops with.
+  /// ``tryThaw()`` throws instead.
+  public func thaw() -> Self? {
+    do {
+      return try tryThaw()
+    } catch {
+      reefStop(error.description)
+    }
+  }
+
+  /// ``thaw()``, throwing what it stops with.
+  /// - Throws: ``ReefError/Kind/wrongReef`` for an unmanaged object; what ``Reef/tryThaw()``
+  ///   throws.
+  public func tryThaw() throws(ReefError) -> Self? {
+    guard let managed = _managed else {
+      throw ReefError(.wrongReef, "Unmanaged objects cannot be thawed.", type: objectSchema.className)
+    }
+    guard managed.reef.isFrozen else { return self }
     let gate = managed.reef.enterSnapshot()
     let path = ObjectPath(managed)
     gate?.unlock()
     guard let path else { return nil }
-    return path.state(in: try managed.reef.thaw()).map { unsafeDowncast($0.makeObject(), to: Self.self) }
+    return path.state(in: try managed.reef.tryThaw()).map { unsafeDowncast($0.makeObject(), to: Self.self) }
   }
 }
 
@@ -231,19 +314,43 @@ extension Results {
 
   /// These results over the `Reef`'s frozen copy (``Reef/freeze()``): they never change and can
   /// be read from any thread. Frozen results return themselves.
-  /// - Throws: what ``Reef/freeze()`` throws.
-  public func freeze() throws(ReefError) -> Results {
-    if isFrozen { return self }
-    return Results(reef: try reef.freeze(), definition: definition)
+  ///
+  /// It does not throw, as Realm's: it stops with what ``Reef/freeze()`` stops with;
+  /// ``tryFreeze()`` throws instead.
+  public func freeze() -> Results {
+    do {
+      return try tryFreeze()
+    } catch {
+      reefStop(error.description)
+    }
   }
 
-  /// These results, live, over a live `Reef` of the calling thread. Live results return
-  /// themselves.
-  /// - Throws: what ``Reef/thaw()`` throws.
-  public func thaw() throws -> Results {
+  /// ``freeze()``, throwing what it stops with.
+  /// - Throws: what ``Reef/tryFreeze()`` throws.
+  public func tryFreeze() throws(ReefError) -> Results {
+    if isFrozen { return self }
+    return Results(reef: try reef.tryFreeze(), definition: definition)
+  }
+
+  /// These results, live, over a live `Reef` of the calling thread: Realm's `thaw()` (never nil
+  /// here; optional as Realm's). Live results return themselves.
+  ///
+  /// It does not throw, as Realm's: it stops with what ``Reef/thaw()`` stops with;
+  /// ``tryThaw()`` throws instead.
+  public func thaw() -> Results? {
+    do {
+      return try tryThaw()
+    } catch {
+      reefStop(error.description)
+    }
+  }
+
+  /// ``thaw()``, throwing what it stops with.
+  /// - Throws: what ``Reef/tryThaw()`` throws.
+  public func tryThaw() throws(ReefError) -> Results {
     guard isFrozen else { return self }
-    let live = try reef.thaw()
-    _ = live.registerOrStop(Element.self)
+    let live = try reef.tryThaw()
+    try live.register(Element.self)
     return Results(reef: live, definition: definition)
   }
 }
@@ -268,7 +375,7 @@ extension OwnedCollection {
   /// The accessor of `property` (a collection of this type) on `owner`.
   static func same(_ property: Property, in owner: ManagedObject) -> Self {
     guard let collection = property.codec.get(owner, property) as? Self else {
-      preconditionFailure("\(owner.schema.className).\(property.name) is not a \(Self.self)")
+      reefStop("\(owner.schema.className).\(property.name) is not a \(Self.self)")
     }
     return collection
   }
@@ -285,7 +392,7 @@ extension OwnedCollection {
     guard owner.currentDocument() != nil, let path = ObjectPath(owner), let property = collectionProperty else {
       throw ReefError.deletedOwner(owner)
     }
-    guard let state = path.state(in: try owner.reef.freeze()) else {
+    guard let state = path.state(in: try owner.reef.tryFreeze()) else {
       throw ReefError(
         .transaction, "Cannot freeze an object in the same write transaction as it was created in",
         type: owner.schema.className)
@@ -294,12 +401,15 @@ extension OwnedCollection {
   }
 
   /// The live collection of a frozen one, in a live `Reef` of the calling thread (see `thaw()`).
-  func thawedCollection() throws -> Self? {
-    guard let owner = collectionOwner, let property = collectionProperty, owner.reef.isFrozen else { return self }
+  func thawedCollection() throws(ReefError) -> Self? {
+    guard let owner = collectionOwner, let property = collectionProperty else {
+      throw ReefError(.wrongReef, "This method may only be called on collections of managed objects")
+    }
+    guard owner.reef.isFrozen else { return self }
     let gate = owner.reef.enterSnapshot()
     let path = ObjectPath(owner)
     gate?.unlock()
-    guard let path, let state = path.state(in: try owner.reef.thaw()) else { return nil }
+    guard let path, let state = path.state(in: try owner.reef.tryThaw()) else { return nil }
     return Self.same(property, in: state)
   }
 }
@@ -313,14 +423,41 @@ extension _CollectionAccessor: OwnedCollection {
 
   /// This managed collection (`List`, `MutableSet`, `Map`) as its object's frozen snapshot has
   /// it (``ObjectBase/freeze()``): readable from any thread. A frozen collection returns itself.
-  /// - Throws: ``ReefError/Kind/wrongReef`` for an unmanaged collection; what freezing its object
+  ///
+  /// It does not throw, as Realm's: it stops for an unmanaged collection ("This method may only
+  /// be called on collections of managed objects"), one whose object was deleted, and with what
+  /// freezing its object stops with. ``tryFreeze()`` throws instead.
+  public func freeze() -> Self {
+    do {
+      return try frozenCollection()
+    } catch {
+      reefStop(error.description)
+    }
+  }
+
+  /// ``freeze()``, throwing what it stops with.
+  /// - Throws: ``ReefError/Kind/wrongReef`` for an unmanaged collection,
+  ///   ``ReefError/Kind/invalidated`` when its object was deleted; what freezing its object
   ///   throws.
-  public func freeze() throws(ReefError) -> Self { try frozenCollection() }
+  public func tryFreeze() throws(ReefError) -> Self { try frozenCollection() }
 
   /// The live counterpart of this frozen collection, in a live `Reef` of the calling thread, or
   /// nil when its object was deleted since. A live collection returns itself.
-  /// - Throws: what ``Reef/thaw()`` throws.
-  public func thaw() throws -> Self? { try thawedCollection() }
+  ///
+  /// It does not throw, as Realm's: it stops for an unmanaged collection and with what
+  /// ``Reef/thaw()`` stops with. ``tryThaw()`` throws instead.
+  public func thaw() -> Self? {
+    do {
+      return try thawedCollection()
+    } catch {
+      reefStop(error.description)
+    }
+  }
+
+  /// ``thaw()``, throwing what it stops with.
+  /// - Throws: ``ReefError/Kind/wrongReef`` for an unmanaged collection; what
+  ///   ``Reef/tryThaw()`` throws.
+  public func tryThaw() throws(ReefError) -> Self? { try thawedCollection() }
 }
 
 extension LinkingObjects: OwnedCollection {
@@ -333,12 +470,38 @@ extension LinkingObjects: OwnedCollection {
   /// These linking objects as their object's frozen snapshot has them (``ObjectBase/freeze()``):
   /// readable from any thread, and so are the objects they hold. Frozen linking objects return
   /// themselves.
+  ///
+  /// It does not throw, as Realm's: it stops for the linking objects of an unmanaged object,
+  /// of a deleted one, and with what freezing their object stops with. ``tryFreeze()`` throws
+  /// instead.
+  public func freeze() -> LinkingObjects {
+    do {
+      return try frozenCollection()
+    } catch {
+      reefStop(error.description)
+    }
+  }
+
+  /// ``freeze()``, throwing what it stops with.
   /// - Throws: ``ReefError/Kind/wrongReef`` for the linking objects of an unmanaged object; what
   ///   freezing their object throws.
-  public func freeze() throws(ReefError) -> LinkingObjects { try frozenCollection() }
+  public func tryFreeze() throws(ReefError) -> LinkingObjects { try frozenCollection() }
 
   /// The live counterpart of these frozen linking objects, in a live `Reef` of the calling
   /// thread, or nil when their object was deleted since. Live linking objects return themselves.
-  /// - Throws: what ``Reef/thaw()`` throws.
-  public func thaw() throws -> LinkingObjects? { try thawedCollection() }
+  ///
+  /// It does not throw, as Realm's: it stops for the linking objects of an unmanaged object and
+  /// with what ``Reef/thaw()`` stops with. ``tryThaw()`` throws instead.
+  public func thaw() -> LinkingObjects? {
+    do {
+      return try thawedCollection()
+    } catch {
+      reefStop(error.description)
+    }
+  }
+
+  /// ``thaw()``, throwing what it stops with.
+  /// - Throws: ``ReefError/Kind/wrongReef`` for the linking objects of an unmanaged object;
+  ///   what ``Reef/tryThaw()`` throws.
+  public func tryThaw() throws(ReefError) -> LinkingObjects? { try thawedCollection() }
 }

@@ -130,7 +130,7 @@ extension Reef {
   static func prepareElsewhere(_ configuration: Configuration) async throws {
     guard !StoreTable.isOpen(path: configuration.path) else { return }
     let carried = Confined(configuration)
-    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Swift.Error>) in
       DispatchQueue.global().async {
         do {
           _ = try Reef.open(carried.value, queue: nil)
@@ -146,7 +146,7 @@ extension Reef {
   static func open(_ configuration: Configuration, queue: DispatchQueue?) throws -> Reef {
     if let queue {
       let scheduler = ReefScheduler(queue: queue)
-      guard scheduler.isCurrent else { fatalError("Reef opened from incorrect dispatch queue.") }
+      guard scheduler.isCurrent else { reefStop("Reef opened from incorrect dispatch queue.") }
       return try open(configuration, confinement: .scheduled(scheduler))
     }
     MainThread.recordIfMain()
@@ -174,10 +174,10 @@ extension Reef {
   private func reuse(for other: Configuration) throws {
     let path = configuration.path
     if configuration.readOnly != other.readOnly {
-      fatalError("Reef at path '\(path)' already opened with different read permissions")
+      reefStop("Reef at path '\(path)' already opened with different read permissions")
     }
     if (configuration.inMemoryIdentifier == nil) != (other.inMemoryIdentifier == nil) {
-      fatalError("Reef at path '\(path)' already opened with different inMemory settings")
+      reefStop("Reef at path '\(path)' already opened with different inMemory settings")
     }
     // Realm returns its cached Realm here whatever the schema version: a `Reef` of another
     // version than the one asked for would hide the mistake, so it is refused as on another
@@ -274,7 +274,7 @@ extension Reef {
   @discardableResult
   public static func asyncOpen(
     configuration: Configuration = .defaultConfiguration, callbackQueue: DispatchQueue = .main,
-    callback: @escaping (Result<Reef, any Error>) -> Void
+    callback: @escaping (Result<Reef, any Swift.Error>) -> Void
   ) -> AsyncOpenTask {
     let state = AsyncOpenState()
     // The callback is called on the callback queue only.
@@ -293,16 +293,16 @@ extension Reef {
 /// The work of ``Reef/asyncOpen(configuration:callbackQueue:callback:)``.
 final class AsyncOpening {
   let configuration: Reef.Configuration
-  let callback: (Result<Reef, any Error>) -> Void
+  let callback: (Result<Reef, any Swift.Error>) -> Void
 
-  init(configuration: Reef.Configuration, callback: @escaping (Result<Reef, any Error>) -> Void) {
+  init(configuration: Reef.Configuration, callback: @escaping (Result<Reef, any Swift.Error>) -> Void) {
     self.configuration = configuration
     self.callback = callback
   }
 
   /// Opens the file on this thread (running its migration) and closes it, unless it is open in
   /// this process already; returns the error.
-  func prepare() -> (any Error)? {
+  func prepare() -> (any Swift.Error)? {
     guard !StoreTable.isOpen(path: configuration.path) else { return nil }
     do {
       _ = try Reef.open(configuration, queue: nil)
@@ -313,9 +313,9 @@ final class AsyncOpening {
   }
 
   /// Calls the callback with the queue's `Reef` (or with `failure`); on `queue`.
-  func finish(on queue: DispatchQueue, failure: (any Error)?) {
+  func finish(on queue: DispatchQueue, failure: (any Swift.Error)?) {
     if let failure { return callback(.failure(failure)) }
-    let result: Result<Reef, any Error>
+    let result: Result<Reef, any Swift.Error>
     do {
       result = .success(try Reef.open(configuration, queue: queue))
     } catch {

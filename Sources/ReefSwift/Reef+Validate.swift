@@ -24,7 +24,7 @@ extension Reef {
   /// Every stored document of the given types (by default, every type this `Reef` has used)
   /// that does not fit its type: data imported from a dump opens as objects only where it fits.
   ///
-  /// Reading a field that does not fit is a precondition failure with the same message, so
+  /// Reading a field that does not fit stops the program with the same message, so
   /// validate data from elsewhere first.
   /// - Complexity: a scan of each type's collection.
   public func validate(_ types: [Object.Type]? = nil) throws -> [SchemaViolation] {

@@ -32,10 +32,10 @@ extension Reef {
     requireWriteTransaction()
     if let managed = object._managed {
       if managed.reef.store !== store {
-        fatalError("Object is already managed by another Reef. Use create instead to copy it into this Reef.")
+        reefStop("Object is already managed by another Reef. Use create instead to copy it into this Reef.")
       }
       if managed.currentDocument() == nil {
-        fatalError("Adding a deleted or invalidated object to a Reef is not permitted")
+        reefStop("Adding a deleted or invalidated object to a Reef is not permitted")
       }
     } else if update != .error {
       Reef.requirePrimaryKey(ObjectSchema.of(type(of: object)))
@@ -161,7 +161,7 @@ extension Reef {
     do {
       return try create(type, validating: value, update: update)
     } catch {
-      fatalError(error.message)
+      reefStop(error.message)
     }
   }
 
@@ -224,7 +224,7 @@ extension Reef {
   /// primary key.
   static func requirePrimaryKey(_ schema: ObjectSchema) {
     if schema.primaryKeyProperty == nil && !schema.isEmbedded {
-      fatalError("'\(schema.className)' does not have a primary key and can not be updated")
+      reefStop("'\(schema.className)' does not have a primary key and can not be updated")
     }
   }
 
@@ -258,12 +258,12 @@ extension Reef {
   /// are still to be removed.
   private func deleteOne(_ object: ObjectBase) -> (type: String, identity: BSON)? {
     guard let managed = object._managed, managed.reef.store === store else {
-      fatalError(
+      reefStop(
         "Can only delete an object from the Reef it belongs to. (\(type(of: object).className()) is \(object._managed == nil ? "unmanaged" : "managed by a Reef of another file"))"
       )
     }
     guard let document = managed.currentDocument() else {
-      fatalError("Object has been deleted or invalidated. (\(managed.schema.className) with _id \(managed.id))")
+      reefStop("Object has been deleted or invalidated. (\(managed.schema.className) with _id \(managed.id))")
     }
     if let parent = managed.parent {
       // Its document was found, so it has a place.

@@ -200,32 +200,54 @@ public final class Reef {
 
   /// Stops with Realm's message when a managed object is changed outside a write transaction.
   func requireWriteTransaction() {
-    if isFrozen { fatalError("Attempting to modify a frozen object - call thaw on the Object instance first.") }
+    if isFrozen { reefStop("Attempting to modify a frozen object - call thaw on the Object instance first.") }
     checkThread()
     if writeTransaction == nil {
-      fatalError(
+      reefStop(
         "Attempting to modify object outside of a write transaction - call beginWrite on a Reef instance first.")
     }
   }
 
-  /// Begins a write transaction: it waits for other writers, then sees the file's latest state.
-  /// - Throws: ``ReefError/Kind/transaction`` when one is already open; the store's error.
-  public func beginWrite() throws {
+  /// Begins a write transaction, as Realm's `beginWrite()`: it waits for the writers of other
+  /// threads and processes, then sees the file's latest state. End it with ``commitWrite()`` or
+  /// ``cancelWrite()``.
+  ///
+  /// What Realm raises as an exception stops the program with Realm's message: a write
+  /// transaction already open on this `Reef` ("The Reef is already in a write transaction"), a
+  /// frozen `Reef` ("Can't perform transactions on a frozen Reef"), a read-only one ("Can't
+  /// perform transactions on read-only Reefs."), more versions pinned than
+  /// ``Configuration/maximumNumberOfActiveVersions`` allows, and a store that cannot begin one
+  /// (its error is named). ``tryBeginWrite()`` throws these instead.
+  public func beginWrite() {
+    do {
+      try tryBeginWrite()
+    } catch {
+      reefStop(error.description)
+    }
+  }
+
+  /// ``beginWrite()``, throwing what it stops with.
+  /// - Throws: ``ReefError/Kind/transaction`` when a write transaction is already open or the
+  ///   `Reef` is read-only; ``ReefError/Kind/frozen`` for a frozen `Reef`;
+  ///   ``ReefError/Kind/tooManyActiveVersions`` past ``Configuration/maximumNumberOfActiveVersions``;
+  ///   ``ReefError/Kind/store`` when the store cannot begin one.
+  public func tryBeginWrite() throws(ReefError) {
     _ = try beginWrite(waiting: true)
   }
 
   /// Begins a write transaction; without `waiting`, only when no other writer of this process
   /// holds the store's write lock now: returns whether it began.
-  func beginWrite(waiting: Bool) throws -> Bool {
+  func beginWrite(waiting: Bool) throws(ReefError) -> Bool {
     if isFrozen { throw ReefError.frozenWrite() }
     checkThread()
     if configuration.readOnly {
       throw ReefError(
-        .transaction, "this Reef was opened read-only (Configuration.readOnly)",
+        .transaction,
+        "Can't perform transactions on read-only Reefs. (this Reef was opened with Configuration.readOnly)",
         storeError: StoreError(.readOnly, "read-only"))
     }
     guard writeTransaction == nil else {
-      throw ReefError(.transaction, "a write transaction is already open on this Reef")
+      throw ReefError(.transaction, "The Reef is already in a write transaction")
     }
     try VersionPins.checkNewVersion(
       of: store, limit: configuration.maximumNumberOfActiveVersions, releasing: readTransaction?.snapshotID)
@@ -233,9 +255,9 @@ public final class Reef {
     if waiting {
       readTransaction?.end()
       readTransaction = nil
-      transaction = try storeCall { () throws(StoreError) in try store.beginWrite() }
+      transaction = try beginStoreWrite { () throws(StoreError) in try store.beginWrite() }
     } else {
-      guard let begun = try storeCall({ () throws(StoreError) in try store.beginWriteIfAvailable() }) else {
+      guard let begun = try beginStoreWrite({ () throws(StoreError) in try store.beginWriteIfAvailable() }) else {
         return false
       }
       readTransaction?.end()
@@ -247,6 +269,15 @@ public final class Reef {
     epochsBeforeWrite = epochs
     newSnapshot()
     return true
+  }
+
+  /// Runs the store's call that begins a write transaction, naming its error.
+  private func beginStoreWrite<T>(_ begin: () throws(StoreError) -> T) throws(ReefError) -> T {
+    do {
+      return try begin()
+    } catch {
+      throw ReefError(.store, "Can't begin a write transaction: \(error.message)", storeError: error)
+    }
   }
 
   /// Commits the write transaction.
@@ -315,11 +346,12 @@ public final class Reef {
   /// As in Realm, `add`, `create` and `delete` are called without `try` in the block: a rule
   /// they break (a duplicate primary key, a second parent for an embedded object…) is
   /// recorded, and `write` throws it at the end, rolling the whole transaction back.
-  /// - Throws: what `block` throws, a recorded rule, or the store's error; nothing of the
-  ///   transaction is kept then.
+  /// - Throws: what ``tryBeginWrite()`` throws (where ``beginWrite()`` stops: a `write` inside
+  ///   another, a frozen or read-only `Reef`); what `block` throws, a recorded rule, or the
+  ///   store's error, and nothing of the transaction is kept then.
   @discardableResult
   public func write<Result>(_ block: () throws -> Result) throws -> Result {
-    try beginWrite()
+    try tryBeginWrite()
     return try runInWrite(block)
   }
 
@@ -380,7 +412,7 @@ public final class Reef {
       }
       return true
     } catch {
-      fatalError("reading whether the file \(configuration.path) is empty failed: \(error)")
+      reefStop("reading whether the file \(configuration.path) is empty failed: \(error)")
     }
   }
 
@@ -451,7 +483,7 @@ public final class Reef {
     do {
       return try register(objectClass)
     } catch {
-      fatalError("\(error)")
+      reefStop("\(error)")
     }
   }
 
@@ -568,7 +600,7 @@ public final class Reef {
     do {
       return try document(of: schema, identity: identity)
     } catch {
-      fatalError("reading the \(schema.className) with key \(identity) failed: \(error)")
+      reefStop("reading the \(schema.className) with key \(identity) failed: \(error)")
     }
   }
 
@@ -585,7 +617,7 @@ public final class Reef {
   public func object<Element: Object, KeyType>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
     checkThread()
     let schema = registerOrStop(type)
-    if schema.primaryKeyProperty == nil { fatalError("'\(schema.className)' does not have a primary key") }
+    if schema.primaryKeyProperty == nil { reefStop("'\(schema.className)' does not have a primary key") }
     guard let identity = BSONArgument.bson(typed: key), identity != .null || schema.primaryKeyProperty!.isOptional,
       let document = storedDocument(of: schema, identity: identity)
     else { return nil }
@@ -656,16 +688,28 @@ public final class Reef {
 
   /// Writes a copy of the file, as of this `Reef`'s latest commit, to `fileURL` (which must not
   /// exist); open it with a configuration of its own.
-  /// - Throws: ``ReefError/Kind/store`` when the file exists or cannot be written.
+  /// - Throws: ``ReefError/Kind/store`` when the file exists (code ``ReefError/Code/fileExists``),
+  ///   its directory does not (``ReefError/Code/fileNotFound``) or it cannot be written.
   public func writeCopy(toFile fileURL: URL) throws {
     checkThread()
     try storeCall { () throws(StoreError) in try store.writeCopy(to: fileURL.path) }
   }
 
-  /// Deletes every file of a configuration's store (the store must not be open).
-  /// - Returns: whether a file existed.
+  /// Deletes every file of a configuration's store, as Realm's `deleteFiles(for:)`.
+  /// - Returns: whether the store file existed.
+  /// - Throws: ``ReefError/Kind/alreadyOpen`` (code ``ReefError/Code/alreadyOpen``) when this
+  ///   process has the store open (a `Reef`, or an object or result of one, still lives);
+  ///   ``ReefError/Kind/store`` when a file cannot be removed (its code says why). The store
+  ///   must not be open in another process either, which is not checked.
   @discardableResult
   public static func deleteFiles(for configuration: Configuration) throws -> Bool {
-    try Store.deleteFiles(at: configuration.path)
+    let path = configuration.path
+    if Store.openStore(at: path) != nil {
+      throw ReefError(
+        .alreadyOpen,
+        "Cannot delete the files of \(path): it is open in this process (release its Reefs, and the objects and results read from them, first)"
+      )
+    }
+    return try storeCall { () throws(StoreError) in try Store.deleteFiles(at: path) }
   }
 }

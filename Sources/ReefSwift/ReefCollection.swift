@@ -126,7 +126,7 @@ enum KeyPathNames {
     let object = tracer.instance(Root.self)
     _ = object[keyPath: keyPath]
     guard !tracer.names.isEmpty else {
-      fatalError("a key path of \(Root.self) must name a @Persisted property")
+      reefStop("a key path of \(Root.self) must name a @Persisted property")
     }
     return tracer.names.joined(separator: ".")
   }

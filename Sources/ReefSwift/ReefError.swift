@@ -41,6 +41,9 @@ public struct ReefError: Error, Hashable, Sendable, CustomStringConvertible {
     public static let store = Kind(rawValue: "store")
     /// A write outside a write transaction, or a write transaction begun twice.
     public static let transaction = Kind(rawValue: "transaction")
+    /// An operation that needs the file closed, while this process has it open
+    /// (``Reef/deleteFiles(for:)``).
+    public static let alreadyOpen = Kind(rawValue: "alreadyOpen")
     /// A `Reef` opened or used outside what it is confined to (its thread, queue or actor), or
     /// an operation its confinement does not allow (async writes on a thread-confined `Reef`).
     public static let confinement = Kind(rawValue: "confinement")

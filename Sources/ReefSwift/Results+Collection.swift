@@ -56,7 +56,7 @@ extension _CollectionAccessor {
     let reef = access.owner.reef
     reef.checkThread()
     guard let path = ObjectPath(access.owner) else {
-      fatalError("Object has been deleted or invalidated.")
+      reefStop("Object has been deleted or invalidated.")
     }
     let schema = reef.registerOrStop(Target.self)
     return Results(reef: reef, schema: schema, base: ResultsBase(owner: path, property: access.property))
@@ -114,7 +114,7 @@ extension Results {
   public func objects(at indexes: IndexSet) -> [Element] {
     let count = count
     return indexes.map { index in
-      if index >= count { fatalError("Indexes for collection are out of bounds.") }
+      if index >= count { reefStop("Indexes for collection are out of bounds.") }
       return self[index]
     }
   }

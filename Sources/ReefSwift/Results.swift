@@ -27,7 +27,8 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   /// The `Reef`'s ``Reef/invalidations`` when these results were made: a later
   /// ``Reef/invalidate()`` makes them ``isInvalidated``.
   let generation: Int
-  private let snapshot = Snapshot()
+  /// The results' cache; also their identity (see `==`).
+  let snapshot = Snapshot()
 
   /// The matching documents' `_id`s in order, kept for one version of the `Reef`.
   final class Snapshot {
@@ -140,7 +141,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   /// stop, naming it. A wrong answer (the matches before the error, as if there were no more)
   /// would be worse; ``fetch()`` and ``fetchCount()`` give the error to the caller instead.
   private func stop(_ error: ReefError) -> Never {
-    preconditionFailure("reading Results<\(schema.className)> failed: \(error) (use fetch() to get the error)")
+    reefStop("reading Results<\(schema.className)> failed: \(error) (use fetch() to get the error)")
   }
 
   /// The matching objects in the results' order, read now; what stops the non-throwing reads
@@ -331,7 +332,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     } catch {
       stop(error)
     }
-    guard let document else { fatalError("the object at \(position) of the results is gone") }
+    guard let document else { reefStop("the object at \(position) of the results is gone") }
     return reef.object(Element.self, schema: schema, document: document)
   }
 
@@ -362,7 +363,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
               try reef.transaction().collection(collection).document(forID: id)
             }
           } catch {
-            fatalError("reading Results<\(collection)> failed: \(error)")
+            reefStop("reading Results<\(collection)> failed: \(error)")
           }
           if let document { return document }
         }
@@ -408,7 +409,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     do {
       return try filter(validating: predicate)
     } catch {
-      fatalError("\(error)")
+      reefStop("\(error)")
     }
   }
 
@@ -446,7 +447,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
       let node = try Query(filter: filter).node
       return with(conditions: conditions + [FieldMapping(schema).map(node)])
     } catch {
-      preconditionFailure("\(error)")
+      reefStop("\(error)")
     }
   }
 

@@ -75,11 +75,11 @@ public final class ThreadSafeReference<Confined: ThreadConfined>: @unchecked Sen
 
   fileprivate func resolve(in reef: Reef) -> Confined? {
     if reef.store !== locator.store {
-      fatalError(
+      reefStop(
         "Cannot resolve thread safe reference in Reef with different configuration than the source Reef (\(locator.store.path))"
       )
     }
-    guard take() else { fatalError("Can only resolve a thread safe reference once.") }
+    guard take() else { reefStop("Can only resolve a thread safe reference once.") }
     return locator.find(reef) as? Confined
   }
 }
@@ -87,9 +87,9 @@ public final class ThreadSafeReference<Confined: ThreadConfined>: @unchecked Sen
 extension ThreadSafeReference {
   /// The stops of a reference made to what cannot be referenced.
   static func unmanaged() -> Never {
-    fatalError("Cannot construct reference to unmanaged object, which can be passed across threads directly")
+    reefStop("Cannot construct reference to unmanaged object, which can be passed across threads directly")
   }
-  static func invalidated() -> Never { fatalError("Cannot construct reference to invalidated object") }
+  static func invalidated() -> Never { reefStop("Cannot construct reference to invalidated object") }
 }
 
 /// Values captured by a reference's resolver: schemas and query values, which nothing changes
@@ -195,7 +195,7 @@ extension LinkingObjects: ThreadConfined {
         do {
           reef = try Reef(configuration: configuration)
         } catch {
-          fatalError("\(error)")
+          reefStop("\(error)")
         }
         guard let value = reef.resolve(reference) else {
           self.reference = nil
@@ -211,7 +211,7 @@ extension LinkingObjects: ThreadConfined {
           reference = nil
           return
         }
-        guard let reef = newValue.realm else { fatalError("Only managed objects may be wrapped as thread safe.") }
+        guard let reef = newValue.realm else { reefStop("Only managed objects may be wrapped as thread safe.") }
         configuration = reef.configuration
         reference = ThreadSafeReference(to: newValue)
       }

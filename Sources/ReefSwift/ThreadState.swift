@@ -141,7 +141,7 @@ final class StorageLayout {
   }
 
   @inlinable func push<Value>(_ make: () -> Value) -> (slot: Int, position: Int) {
-    precondition(MemoryLayout<Value>.alignment <= 8, "ReefSwift: \(Value.self) is aligned to more than 8 bytes")
+    reefRequire(MemoryLayout<Value>.alignment <= 8, "ReefSwift: \(Value.self) is aligned to more than 8 bytes")
     let slots = self.slots
     if slots.pointee.constructingManaged != nil {
       if slots.pointee.count == slots.pointee.capacity { growSlots() }
@@ -201,7 +201,7 @@ final class StorageLayout {
     let byteBase = first.pointee.position
     let size = slots.pointee.byteCount &- byteBase
     let layout = known ?? layout(of: objectClass, slots: UnsafeBufferPointer(start: first, count: count))
-    precondition(
+    reefRequire(
       layout.size == size, "ReefSwift: the @Persisted properties of \(objectClass) were not initialized in step")
     let storage = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
     storage.copyMemory(from: slots.pointee.bytes + byteBase, byteCount: size)

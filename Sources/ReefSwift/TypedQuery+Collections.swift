@@ -135,7 +135,7 @@ extension TypedQuery where T: _QueryMap {
   /// The value for `key` (`"phones.home == %@"`); an embedded object's properties follow
   /// (`$0.places["home"].city`). A missing key compares as null.
   public subscript(key: String) -> TypedQuery<T._QueryValue> {
-    precondition(
+    reefRequire(
       Map<String, Int>.isValidKey(key), "a Map key cannot be empty, start with $, or contain . or NUL: \"\(key)\"")
     return TypedQuery<T._QueryValue>(
       tracer: tracer, path: path + [key], traced: T._QueryValue._reefTraced(tracer), collectionDepth: collectionDepth)
@@ -151,7 +151,7 @@ public enum _QueryMapKeys {}
 extension TypedQuery where T == _QueryMapKeys {
   /// The map has the key (MongoDB's `{"phones.home": {$exists: true}}`).
   public static func == (query: TypedQuery, key: String) -> TypedQuery<Bool> {
-    precondition(
+    reefRequire(
       Map<String, Int>.isValidKey(key), "a Map key cannot be empty, start with $, or contain . or NUL: \"\(key)\"")
     return query.bool(.exists(FieldPath(segments: query.fieldPath.segments + [FieldPath.Segment(key)]), true))
   }

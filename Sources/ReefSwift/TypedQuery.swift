@@ -56,13 +56,13 @@ public struct TypedQuery<T> {
 
   /// The query of a property of an object.
   public subscript<V>(dynamicMember keyPath: KeyPath<T, V>) -> TypedQuery<V> where T: ObjectBase {
-    guard let traced else { preconditionFailure("a query path can only continue through objects") }
+    guard let traced else { reefStop("a query path can only continue through objects") }
     return member(keyPath, of: traced)
   }
 
   /// The query of a property of an optional object (an embedded object or a to-one link).
   public subscript<W: ObjectBase, V>(dynamicMember keyPath: KeyPath<W, V>) -> TypedQuery<V> where T == W? {
-    guard let traced = traced ?? nil else { preconditionFailure("a query path can only continue through objects") }
+    guard let traced = traced ?? nil else { reefStop("a query path can only continue through objects") }
     return member(keyPath, of: traced)
   }
 
@@ -71,14 +71,14 @@ public struct TypedQuery<T> {
   public subscript<V>(dynamicMember keyPath: KeyPath<T._QueryElement, V>) -> TypedQuery<V>
   where T: _QueryCollection, T._QueryElement: ObjectBase {
     guard let element = T._QueryElement._reefTraced(tracer) else {
-      preconditionFailure("a query path can only continue through objects")
+      reefStop("a query path can only continue through objects")
     }
     return TypedQuery(tracer: tracer, path: path, traced: traced, collectionDepth: collectionDepth ?? path.count)
       .member(keyPath, of: element)
   }
 
   private func member<O: ObjectBase, V>(_ keyPath: KeyPath<O, V>, of object: O) -> TypedQuery<V> {
-    precondition(measure == nil, "a query path cannot continue after an aggregate")
+    reefRequire(measure == nil, "a query path cannot continue after an aggregate")
     tracer.names = []
     let value = object[keyPath: keyPath]
     return TypedQuery<V>(tracer: tracer, path: path + tracer.names, traced: value, collectionDepth: collectionDepth)
@@ -123,9 +123,9 @@ public struct TypedQuery<T> {
   /// The aggregate of the values at this path through a collection, or of the collection's
   /// own values.
   func aggregated<V>(_ kind: Aggregate) -> TypedQuery<V> {
-    precondition(measure == nil, "a query cannot aggregate an aggregate")
+    reefRequire(measure == nil, "a query cannot aggregate an aggregate")
     guard let depth = collectionDepth else {
-      preconditionFailure(
+      reefStop(
         "'\(kind.rawValue)' aggregates a List or MutableSet: its path must go through one ($0.dogs.age.avg)")
     }
     let subpath = depth < path.count ? FieldPath(path[depth...].joined(separator: ".")) : nil
@@ -137,7 +137,7 @@ public struct TypedQuery<T> {
     if let object = value as? ObjectBase {
       // A link compares by its target's key, which only a managed object has.
       guard object is Object, let key = BSONArgument.bson(object) else {
-        preconditionFailure("an object in a typed query must be a managed Object (it compares by its primary key)")
+        reefStop("an object in a typed query must be a managed Object (it compares by its primary key)")
       }
       return key
     }
@@ -235,7 +235,7 @@ extension TypedQuery where T == Bool {
   /// is `"SUBQUERY(dogs, $d, $d.age > 2 AND $d.name BEGINSWITH 'R').@count > 1"`.
   public var count: TypedQuery<Int> {
     guard let list = conditionElementsOf else {
-      preconditionFailure(
+      reefStop(
         "a subquery count needs conditions that all go through one List or MutableSet: ($0.dogs.age > 2).count")
     }
     return TypedQuery<Int>(
@@ -246,7 +246,7 @@ extension TypedQuery where T == Bool {
   /// The condition with each path starting at an element of the collection at `prefix`.
   private static func relative(_ node: QueryNode, to prefix: FieldPath) -> QueryNode {
     func strip(_ path: FieldPath) -> FieldPath {
-      precondition(path.segments.starts(with: prefix.segments), "\(path) is not in \(prefix)")
+      reefRequire(path.segments.starts(with: prefix.segments), "\(path) is not in \(prefix)")
       return FieldPath(segments: Array(path.segments.dropFirst(prefix.segments.count)))
     }
     switch node {
@@ -286,7 +286,7 @@ public final class _PathTracer {
   @usableFromInline func trace<V: _Persistable>(_ object: ObjectBase, ordinal: Int, as type: V.Type) -> V {
     names.append(object.objectSchema.property(ordinal: ordinal).name)
     guard let value = V._reefTraced(self) else {
-      preconditionFailure("\(V.self) cannot be used in a typed query path")
+      reefStop("\(V.self) cannot be used in a typed query path")
     }
     return value
   }

@@ -716,6 +716,7 @@ struct CodableNativeTests {
     let encoded = try BSONEncoder().encodeBytes(natives)
     #expect(encoded == builder.bytes)
     #expect(try roundTrip(natives) == natives)
+    #expect(try roundTrip(natives).decimal.bytes == natives.decimal.bytes, "Decimal128's == compares numbers")
   }
 
   @Test func documentsAtTheTopLevelPassThrough() throws {

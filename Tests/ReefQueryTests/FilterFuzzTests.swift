@@ -676,7 +676,7 @@ private struct FuzzGenerator {
     case "$size":
       return pick([
         .int32(0), .int32(1), .int32(2), .int64(3), .double(1.0), .int32(-1), .double(1.5), .string("a"),
-        .double(1e20), .double(.nan), .decimal128(Decimal128("2")!), .decimal128(.infinity), .int64(.max),
+        .double(1e20), .double(.nan), .decimal128(Decimal128("2")), .decimal128(.infinity), .int64(.max),
       ])
     case "$elemMatch": return depth > 0 ? elementMatchArgument(depth: depth - 1) : .document(Document())
     case "$not":
@@ -702,7 +702,7 @@ private struct FuzzGenerator {
     switch int(0...3) {
     case 0, 1: return .string(pick(Self.typeNames))
     case 2: return .int32(pick([1, 2, 3, 4, 10, 16, 18, 19, -1, 127, 0, 20, 255, 5]))
-    default: return pick([.double(2.0), .double(2.5), .int64(1 << 40), .decimal128(Decimal128("16")!), .bool(true)])
+    default: return pick([.double(2.0), .double(2.5), .int64(1 << 40), .decimal128(Decimal128("16")), .bool(true)])
     }
   }
 
@@ -731,7 +731,7 @@ private struct FuzzGenerator {
           ? pick([.int32(1), .int32(-1), .double(1), .double(-1), .int64(1), .int64(-1)])
           : pick([
             .int32(0), .int32(2), .string("asc"), .bool(true), .double(.nan), .null, .double(-1.000_000_1),
-            .document(makeDocument([("$meta", .string("textScore"))])), .decimal128(Decimal128("1")!),
+            .document(makeDocument([("$meta", .string("textScore"))])), .decimal128(Decimal128("1")),
           ])
         return (fieldPath(allowOperators: chance(10)), direction)
       })

@@ -64,7 +64,7 @@ import Testing
     try store.write { transaction in
       let items = transaction.collection("items")
       try items.deleteDocument(forID: .double(1))
-      try items.replaceDocument(forID: .decimal128(Decimal128("2")!), with: ["n": 5])
+      try items.replaceDocument(forID: .decimal128(Decimal128("2")), with: ["n": 5])
     }
     let changes = try lastChanges(store)
     let stored = try store.read { try $0.collection("items").document(forID: 2)?["_id"] }
@@ -74,7 +74,7 @@ import Testing
     // Inserted under a Decimal128 `_id`, deleted under the equal int: no net change.
     try store.write { transaction in
       let items = transaction.collection("items")
-      try items.insert(["_id": .decimal128(Decimal128("7.0")!), "n": 0])
+      try items.insert(["_id": .decimal128(Decimal128("7.0")), "n": 0])
       try items.insert(["_id": 8, "n": 0])
       try items.deleteDocument(forID: .int32(7))
     }

@@ -173,28 +173,28 @@ let updateSpecCases: [UpdateSpecCase] = {
   }
 
   @Test func decimalArithmeticRounds() throws {
-    let big = BSON.decimal128(Decimal128("9999999999999999999999999999999999")!)
+    let big = BSON.decimal128(Decimal128("9999999999999999999999999999999999"))
     let sum = add(big, .int32(1))
-    #expect(sum == .decimal128(Decimal128("1.000000000000000000000000000000000E+34")!))
-    let product = multiply(.decimal128(Decimal128("1.5")!), .decimal128(Decimal128("2.25")!))
-    #expect(product == .decimal128(Decimal128("3.375")!))
+    #expect(sum == .decimal128(Decimal128("1.000000000000000000000000000000000E+34")))
+    let product = multiply(.decimal128(Decimal128("1.5")), .decimal128(Decimal128("2.25")))
+    #expect(product == .decimal128(Decimal128("3.375")))
     // Round half to even at the 34th digit.
-    let tie = add(.decimal128(Decimal128("1000000000000000000000000000000000")!), .decimal128(Decimal128("0.5")!))
-    #expect(tie == .decimal128(Decimal128("1000000000000000000000000000000000")!))
-    let above = add(.decimal128(Decimal128("1000000000000000000000000000000000")!), .decimal128(Decimal128("0.51")!))
-    #expect(above == .decimal128(Decimal128("1000000000000000000000000000000001")!))
+    let tie = add(.decimal128(Decimal128("1000000000000000000000000000000000")), .decimal128(Decimal128("0.5")))
+    #expect(tie == .decimal128(Decimal128("1000000000000000000000000000000000")))
+    let above = add(.decimal128(Decimal128("1000000000000000000000000000000000")), .decimal128(Decimal128("0.51")))
+    #expect(above == .decimal128(Decimal128("1000000000000000000000000000000001")))
     // A far smaller operand still rounds correctly (and carries when it should).
-    let tiny = add(.decimal128(Decimal128("1E+40")!), .decimal128(Decimal128("-1E-40")!))
-    #expect(tiny == .decimal128(Decimal128("1.000000000000000000000000000000000E+40")!))
-    let small = add(.decimal128(Decimal128("1E+40")!), .decimal128(Decimal128("1E-40")!))
-    #expect(small == .decimal128(Decimal128("1.000000000000000000000000000000000E+40")!))
-    let below = add(.decimal128(Decimal128("1E+40")!), .decimal128(Decimal128("-6E+5")!))
-    #expect(below == .decimal128(Decimal128("9.999999999999999999999999999999999E+39")!))
+    let tiny = add(.decimal128(Decimal128("1E+40")), .decimal128(Decimal128("-1E-40")))
+    #expect(tiny == .decimal128(Decimal128("1.000000000000000000000000000000000E+40")))
+    let small = add(.decimal128(Decimal128("1E+40")), .decimal128(Decimal128("1E-40")))
+    #expect(small == .decimal128(Decimal128("1.000000000000000000000000000000000E+40")))
+    let below = add(.decimal128(Decimal128("1E+40")), .decimal128(Decimal128("-6E+5")))
+    #expect(below == .decimal128(Decimal128("9.999999999999999999999999999999999E+39")))
     let overflow = add(
-      .decimal128(Decimal128("9.999999999999999999999999999999999E+6144")!), .decimal128(Decimal128("1E+6144")!))
+      .decimal128(Decimal128("9.999999999999999999999999999999999E+6144")), .decimal128(Decimal128("1E+6144")))
     #expect(overflow == .decimal128(.infinity))
-    let lastDigit = add(.decimal128(Decimal128("1E+6111")!), .decimal128(Decimal128("9E+6144")!))
-    #expect(lastDigit == .decimal128(Decimal128("9.000000000000000000000000000000001E+6144")!))
+    let lastDigit = add(.decimal128(Decimal128("1E+6111")), .decimal128(Decimal128("9E+6144")))
+    #expect(lastDigit == .decimal128(Decimal128("9.000000000000000000000000000000001E+6144")))
   }
 
   @Test func parsedUpdatesAreSendable() async throws {

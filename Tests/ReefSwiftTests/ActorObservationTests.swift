@@ -230,7 +230,7 @@ extension LockedLog {
     #expect(await watcher.log.arrive(8))
     #expect(
       watcher.log.entries.dropFirst(4) == [
-        "tags update bc d[0] i[] m[]", "labels update abcd d[] i[3] m[]", "scores update a=1,b=2 d[] i[1] m[]",
+        "tags update bc d[0] i[] m[]", "labels update abcd d[] i[3] m[]", "scores update a=1,b=2 d[] i[b] m[]",
         "shelters update Ann d[] i[] m[0]",
       ])
     tokens.value.forEach { $0.invalidate() }

@@ -45,6 +45,17 @@ class Puppy: Object {
     }
   }
 
+  /// A map's change as one string: its keys (`d[b] i[c] m[a,d]`).
+  func describe<C>(_ change: ReefMapChange<C>, _ show: (C) -> String) -> String {
+    let keys = { (keys: [C.Key]) in "[\(keys.map { "\($0)" }.joined(separator: ","))]" }
+    switch change {
+    case .initial(let collection): return "initial \(show(collection))"
+    case .update(let collection, let deletions, let insertions, let modifications):
+      return "update \(show(collection)) d\(keys(deletions)) i\(keys(insertions)) m\(keys(modifications))"
+    case .error(let error): return "error \(error)"
+    }
+  }
+
   /// A collection of strings as one string.
   static func letters<C: Sequence<String>>(_ collection: C) -> String { collection.joined() }
 
@@ -264,10 +275,10 @@ class Puppy: Object {
     #expect(
       log.entries == [
         "initial a=1,b=2",
-        "update a=1,b=2,c=3 d[] i[2] m[]",
-        "update a=10,b=2,c=3 d[] i[] m[0]",
-        "update a=10,c=3 d[1] i[] m[]",
-        "update c=30,d=4 d[0] i[1] m[1]",
+        "update a=1,b=2,c=3 d[] i[c] m[]",
+        "update a=10,b=2,c=3 d[] i[] m[a]",
+        "update a=10,c=3 d[b] i[] m[]",
+        "update c=30,d=4 d[a] i[d] m[c]",
       ])
     _ = token
   }
@@ -292,10 +303,10 @@ class Puppy: Object {
     try reef.write { rooms["c"] = self.address("Lima") }
     #expect(
       all.updates == [
-        "update a=Oslo,b=Rome d[] i[] m[1]", "update a=Bergen,b=Rome d[] i[] m[0]",
-        "update a=Bergen,b=Rome,c=Lima d[] i[2] m[]",
+        "update a=Oslo,b=Rome d[] i[] m[b]", "update a=Bergen,b=Rome d[] i[] m[a]",
+        "update a=Bergen,b=Rome,c=Lima d[] i[c] m[]",
       ])
-    #expect(byCity.updates == ["update a=Bergen,b=Rome d[] i[] m[0]", "update a=Bergen,b=Rome,c=Lima d[] i[2] m[]"])
+    #expect(byCity.updates == ["update a=Bergen,b=Rome d[] i[] m[a]", "update a=Bergen,b=Rome,c=Lima d[] i[c] m[]"])
     _ = tokens
   }
 

@@ -36,6 +36,20 @@ class Workshop: Object {
     }
   }
 
+  /// A map's change as a string, by key (`d[b] i[c] m[a]`), as the other `describe`.
+  static func describe<C: ManagedCollectionProbe>(_ change: ReefMapChange<C>, _ show: (C) -> String) -> String {
+    func state(_ collection: C) -> String {
+      (collection.isInvalidated ? "invalidated" : show(collection)) + (collection.isFrozen ? " frozen" : "")
+    }
+    let keys = { (keys: [C.Key]) in "[\(keys.map { "\($0)" }.joined(separator: ","))]" }
+    switch change {
+    case .initial(let collection): return "initial \(state(collection))"
+    case .update(let collection, let deletions, let insertions, let modifications):
+      return "update \(state(collection)) d\(keys(deletions)) i\(keys(insertions)) m\(keys(modifications))"
+    case .error(let error): return "error \(error)"
+    }
+  }
+
   static func shelterNames(_ shelters: LinkingObjects<Shelter>) -> String {
     shelters.map(\.name).joined(separator: ",")
   }
@@ -62,16 +76,28 @@ class Workshop: Object {
     observe: (C, DispatchQueue, @escaping (ReefCollectionChange<C>) -> Void) -> NotificationToken,
     first: @escaping (Shelter) -> Void, second: @escaping (Shelter) -> Void, expected: [String]
   ) {
+    observeOnAQueue(
+      collection, path: path, describe: { Self.describe($0, show) }, observe: observe, first: first, second: second,
+      expected: expected)
+  }
+
+  /// ``observeOnAQueue(_:path:show:observe:first:second:expected:)`` for any kind of change
+  /// (a map's are by key), each written by `describe`.
+  func observeOnAQueue<C, Change>(
+    _ collection: C, path: String, describe: @escaping (Change) -> String,
+    observe: (C, DispatchQueue, @escaping (Change) -> Void) -> NotificationToken,
+    first: @escaping (Shelter) -> Void, second: @escaping (Shelter) -> Void, expected: [String]
+  ) {
     let queue = DispatchQueue(label: "reef.collection-queue")
     queue.setSpecific(key: queueKey, value: "collection observer")
     let checked = LockedLog()
     let control = LockedLog()
     let token = observe(collection, queue) { change in
       let place = DispatchQueue.getSpecific(key: queueKey) == "collection observer" ? "" : " (not on the queue)"
-      checked.append(Self.describe(change, show) + place)
+      checked.append(describe(change) + place)
     }
     // Registered second, in the same queue's Reef: told of each commit after the first.
-    let controlToken = observe(collection, queue) { control.append(Self.describe($0, show)) }
+    let controlToken = observe(collection, queue) { control.append(describe($0)) }
     #expect(checked.wait(for: 1) && control.wait(for: 1))
     commit(path) { first($0.object(ofType: Shelter.self, forPrimaryKey: 1)!) }
     #expect(checked.wait(for: 2) && control.wait(for: 2))
@@ -116,7 +142,7 @@ class Workshop: Object {
       $0.scores["b"] = 2
     }
     observeOnAQueue(
-      shelter.scores, path: path, show: Self.scores,
+      shelter.scores, path: path, describe: { Self.describe($0, Self.scores) },
       observe: { $0.observe(keyPaths: nil, on: $1, $2) },
       first: {
         $0.scores["c"] = 3
@@ -124,7 +150,7 @@ class Workshop: Object {
         $0.scores["b"] = nil
       },
       second: { $0.scores["c"] = 30 },
-      expected: ["initial a=1,b=2", "update a=10,c=3 d[1] i[1] m[0]", "update a=10,c=30 d[] i[] m[1]"])
+      expected: ["initial a=1,b=2", "update a=10,c=3 d[b] i[c] m[a]", "update a=10,c=30 d[] i[] m[c]"])
   }
 
   @Test func linkingObjectsOnAQueueGetExactUpdatesUntilTheirTokenIsInvalidatedFromAnotherThread() throws {

@@ -366,7 +366,7 @@ func storedKeys(_ document: Document?) -> [String] {
     try reef.write { reef.add(estate) }
     let a = try #require(estate.sites["a"] ?? nil)
     let b = makeBuilding("B")
-    try reef.beginWrite()
+    reef.beginWrite()
     estate.sites["a"] = b
     #expect(a.isInvalidated)
     reef.cancelWrite()

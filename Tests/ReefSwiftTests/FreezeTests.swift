@@ -17,11 +17,11 @@ import Testing
   @Test func aFrozenReefKeepsItsSnapshotAfterLaterWrites() throws {
     let (reef, _) = try openReef()
     try reef.write { reef.add(makePerson(1, "Ann")) }
-    let frozen = try reef.freeze()
+    let frozen = reef.freeze()
     #expect(frozen.isFrozen)
     #expect(!reef.isFrozen)
-    #expect(try frozen.freeze() === frozen, "freezing a frozen Reef returns it")
-    #expect(try reef.freeze() === frozen, "the same snapshot gives the same frozen Reef")
+    #expect(frozen.freeze() === frozen, "freezing a frozen Reef returns it")
+    #expect(reef.freeze() === frozen, "the same snapshot gives the same frozen Reef")
     try reef.write {
       reef.object(ofType: Person.self, forPrimaryKey: 1)!.name = "Bea"
       reef.add(makePerson(2, "Cy"))
@@ -29,26 +29,26 @@ import Testing
     #expect(frozen.objects(Person.self).map(\.name) == ["Ann"])
     #expect(frozen.object(ofType: Person.self, forPrimaryKey: 2) == nil)
     #expect(reef.objects(Person.self).map(\.name) == ["Bea", "Cy"])
-    #expect(try reef.freeze() !== frozen, "a new snapshot gives a new frozen Reef")
+    #expect(reef.freeze() !== frozen, "a new snapshot gives a new frozen Reef")
     #expect(frozen.refresh() == false)
-    let thawed = try frozen.thaw()
+    let thawed = frozen.thaw()
     #expect(!thawed.isFrozen)
     #expect(thawed.objects(Person.self).map(\.name) == ["Bea", "Cy"])
-    #expect(try reef.thaw() === reef)
+    #expect(reef.thaw() === reef)
   }
 
   @Test func frozenObjectsEmbeddedObjectsListsAndResultsReadTheirSnapshot() throws {
     let (reef, _) = try openReef()
     let ann = makePerson(1, "Ann", city: "Oslo", dogs: ["Rex", "Fido"])
     try reef.write { reef.add(ann) }
-    let frozenAnn = try ann.freeze()
-    let frozenDogs = try ann.dogs.freeze()
-    let frozenSorted = try reef.objects(Dog.self).sorted(byKeyPath: "name").freeze()
+    let frozenAnn = ann.freeze()
+    let frozenDogs = ann.dogs.freeze()
+    let frozenSorted = reef.objects(Dog.self).sorted(byKeyPath: "name").freeze()
     #expect(frozenAnn.isFrozen && frozenAnn.address!.isFrozen && frozenAnn.dogs.isFrozen)
     #expect(frozenAnn.dogs[0].isFrozen && frozenDogs.isFrozen && frozenSorted.isFrozen)
     #expect(!ann.isFrozen && !ann.dogs.isFrozen && !reef.objects(Dog.self).isFrozen)
-    #expect(try frozenAnn.freeze() === frozenAnn)
-    #expect(try frozenDogs.freeze() === frozenDogs)
+    #expect(frozenAnn.freeze() === frozenAnn)
+    #expect(frozenDogs.freeze() === frozenDogs)
 
     try reef.write {
       ann.name = "Bea"
@@ -63,13 +63,13 @@ import Testing
     #expect(frozenSorted.map(\.name) == ["Fido", "Rex"])
     #expect(describe(ann) == #"Bea Rome ["Max", "Fido", "Zed"]"#)
 
-    let thawedAnn = try #require(try frozenAnn.thaw())
+    let thawedAnn = try #require(frozenAnn.thaw())
     #expect(!thawedAnn.isFrozen)
     #expect(describe(thawedAnn) == #"Bea Rome ["Max", "Fido", "Zed"]"#)
-    #expect(try frozenAnn.address!.thaw()?.city == "Rome", "an embedded object thaws at its place")
-    #expect(try frozenDogs.thaw()?.map(\.name) == ["Max", "Fido", "Zed"])
-    #expect(try frozenSorted.thaw().map(\.name) == ["Fido", "Max", "Zed"])
-    #expect(try ann.thaw() === ann, "a live object thaws to itself")
+    #expect(frozenAnn.address!.thaw()?.city == "Rome", "an embedded object thaws at its place")
+    #expect(frozenDogs.thaw()?.map(\.name) == ["Max", "Fido", "Zed"])
+    #expect(frozenSorted.thaw()?.map(\.name) == ["Fido", "Max", "Zed"])
+    #expect(ann.thaw() === ann, "a live object thaws to itself")
   }
 
   @Test func frozenObjectsAreReadFromSeveralThreadsAtOnce() throws {
@@ -85,9 +85,9 @@ import Testing
       club.regionalOfficeAddresses.append(address)
     }
     try reef.write { reef.add(club) }
-    let frozenClub = try club.freeze()
-    let results = try reef.objects(Person.self).filter("id > 10").sorted(byKeyPath: "id", ascending: false).freeze()
-    let first = try reef.object(ofType: Person.self, forPrimaryKey: 1)!.freeze()
+    let frozenClub = club.freeze()
+    let results = reef.objects(Person.self).filter("id > 10").sorted(byKeyPath: "id", ascending: false).freeze()
+    let first = reef.object(ofType: Person.self, forPrimaryKey: 1)!.freeze()
     // A later write: the frozen snapshot does not see it.
     try reef.write {
       reef.delete(reef.objects(Person.self))
@@ -122,10 +122,10 @@ import Testing
     club.name = "Runners"
     club.members.append(ann)
     try reef.write { reef.add(club) }
-    let frozen = try ann.clubs.freeze()
+    let frozen = ann.clubs.freeze()
     #expect(frozen.isFrozen && frozen[0].isFrozen)
     #expect(!ann.clubs.isFrozen)
-    #expect(try frozen.freeze() === frozen, "frozen linking objects return themselves")
+    #expect(frozen.freeze() === frozen, "frozen linking objects return themselves")
     let walkers = DogClub()
     walkers.name = "Walkers"
     walkers.members.append(ann)
@@ -135,39 +135,69 @@ import Testing
     }
     #expect(frozen.map(\.name) == ["Runners"])
     #expect(ann.clubs.map(\.name) == ["Sprinters", "Walkers"])
-    let thawed = try #require(try frozen.thaw())
+    let thawed = try #require(frozen.thaw())
     #expect(!thawed.isFrozen)
     #expect(thawed.map(\.name) == ["Sprinters", "Walkers"])
-    #expect(try ann.clubs.thaw() === ann.clubs, "live linking objects thaw to themselves")
+    #expect(ann.clubs.thaw() === ann.clubs, "live linking objects thaw to themselves")
     try reef.write { reef.delete(ann) }
-    #expect(try frozen.thaw() == nil, "the object was deleted since")
-    #expect(throws: ReefError.self) { try LinkingObjects(fromType: DogClub.self, property: "members").freeze() }
+    #expect(frozen.thaw() == nil, "the object was deleted since")
+    #expect(throws: ReefError.self) { try LinkingObjects(fromType: DogClub.self, property: "members").tryFreeze() }
   }
 
   @Test func thawingADeletedObjectGivesNil() throws {
     let (reef, _) = try openReef()
     let ann = makePerson(1, "Ann", city: "Oslo", dogs: ["Rex"])
     try reef.write { reef.add(ann) }
-    let frozenAnn = try ann.freeze()
-    let frozenDogs = try ann.dogs.freeze()
+    let frozenAnn = ann.freeze()
+    let frozenDogs = ann.dogs.freeze()
     try reef.write { reef.delete(ann) }
     #expect(frozenAnn.name == "Ann", "the frozen object still reads its snapshot")
-    #expect(try frozenAnn.thaw() == nil)
-    #expect(try frozenAnn.address!.thaw() == nil)
-    #expect(try frozenDogs.thaw() == nil)
-    #expect(throws: ReefError.self) { try ann.freeze() }
+    #expect(frozenAnn.thaw() == nil)
+    #expect(frozenAnn.address!.thaw() == nil)
+    #expect(frozenDogs.thaw() == nil)
+    #expect(reefError { _ = try ann.tryFreeze() }?.kind == .invalidated)
   }
 
   @Test func writesToAFrozenReefAreRefused() throws {
     let (reef, _) = try openReef()
     try reef.write { reef.add(makePerson(1, "Ann")) }
-    let frozen = try reef.freeze()
+    let frozen = reef.freeze()
     let error = reefError { try frozen.write { frozen.add(makePerson(2, "Bob")) } }
     #expect(error?.kind == .frozen)
     #expect(error?.message.hasPrefix("Can't perform transactions on a frozen Reef") == true)
-    #expect(throws: ReefError.self) { try frozen.beginWrite() }
+    #expect(reefError { try frozen.tryBeginWrite() }?.kind == .frozen)
     #expect(!frozen.isInWriteTransaction)
     #expect(reef.objects(Person.self).count == 1)
+  }
+
+  @Test func beginWriteOnAFrozenReefStopsWithRealmsMessage() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      runOrExitCleanly {
+        let (reef, _) = try openReef()
+        try reef.write { reef.add(makePerson(1, "Ann")) }
+        reef.freeze().beginWrite()
+      }
+    }
+    let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    #expect(stderr.contains("Can't perform transactions on a frozen Reef"), "\(stderr)")
+  }
+
+  @Test func beginWritePastTheActiveVersionLimitStopsNamingIt() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      runOrExitCleanly {
+        let directory = makeTemporaryDirectory("reef-freeze", removedAtExit: true)
+        var configuration = Reef.Configuration(fileURL: URL(fileURLWithPath: directory + "/limit.reef"))
+        configuration.maximumNumberOfActiveVersions = 1
+        let reef = try Reef(configuration: configuration)
+        try reef.write { reef.add(makePerson(1, "Ann")) }
+        let frozen = reef.freeze()
+        reef.beginWrite()
+        print(frozen.isFrozen)
+      }
+    }
+    let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    #expect(stderr.contains("Number of active versions (2)"), "\(stderr)")
+    #expect(stderr.contains("maximumNumberOfActiveVersions (1)"), "\(stderr)")
   }
 
   @Test func changingAFrozenObjectStopsWithRealmsMessage() async {
@@ -177,7 +207,7 @@ import Testing
         let person = Person()
         person.id = 1
         try reef.write { reef.add(person) }
-        let frozen = try person.freeze()
+        let frozen = person.freeze()
         try reef.write { frozen.name = "Ann" }
       }
     }
@@ -190,7 +220,7 @@ import Testing
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       runOrExitCleanly {
         let (reef, _) = try openReef()
-        _ = try reef.freeze().objects(Person.self).observe { _ in }
+        _ = reef.freeze().objects(Person.self).observe { _ in }
       }
     }
     let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
@@ -205,14 +235,75 @@ import Testing
       ann.name = "Bea"
       let bob = makePerson(2, "Bob")
       reef.add(bob)
-      let frozen = try reef.freeze()
+      let frozen = reef.freeze()
       #expect(frozen.objects(Person.self).map(\.name) == ["Ann"])
-      #expect(try ann.freeze().name == "Ann")
-      let error = reefError { _ = try bob.freeze() }
+      #expect(ann.freeze().name == "Ann")
+      let error = reefError { _ = try bob.tryFreeze() }
       #expect(error?.kind == .transaction)
       #expect(error?.message == "Cannot freeze an object in the same write transaction as it was created in")
     }
-    #expect(throws: ReefError.self) { try Person().freeze() }
+    #expect(reefError { _ = try Person().tryFreeze() }?.message == "Unmanaged objects cannot be frozen.")
+    #expect(reefError { _ = try Person().tryThaw() }?.message == "Unmanaged objects cannot be thawed.")
+    #expect(reefError { _ = try Person().dogs.tryThaw() }?.kind == .wrongReef)
+  }
+
+  @Test func freezingAnUnmanagedObjectStopsWithRealmsMessage() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      _ = makePerson(1, "Ann").freeze()
+    }
+    let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    #expect(stderr.contains("Unmanaged objects cannot be frozen."), "\(stderr)")
+  }
+
+  @Test func thawingAnUnmanagedObjectStopsWithRealmsMessage() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      _ = makePerson(1, "Ann").thaw()
+    }
+    let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    #expect(stderr.contains("Unmanaged objects cannot be thawed."), "\(stderr)")
+  }
+
+  @Test func freezingADeletedObjectStopsWithRealmsMessage() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      runOrExitCleanly {
+        let (reef, _) = try openReef()
+        let ann = makePerson(1, "Ann")
+        try reef.write { reef.add(ann) }
+        try reef.write { reef.delete(ann) }
+        _ = ann.freeze()
+      }
+    }
+    let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    #expect(stderr.contains("Object has been deleted or invalidated."), "\(stderr)")
+  }
+
+  @Test func freezingPastTheActiveVersionLimitStopsNamingIt() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      runOrExitCleanly {
+        let directory = makeTemporaryDirectory("reef-freeze", removedAtExit: true)
+        var configuration = Reef.Configuration(fileURL: URL(fileURLWithPath: directory + "/limit.reef"))
+        configuration.maximumNumberOfActiveVersions = 1
+        let reef = try Reef(configuration: configuration)
+        try reef.write { reef.add(makePerson(1, "Ann")) }
+        let first = reef.freeze()
+        var unlimited = configuration
+        unlimited.maximumNumberOfActiveVersions = nil
+        // Another thread's Reef (this thread's is `reef`) commits a second version.
+        if let failure = onAnotherThread({ [unlimited] in
+          let writer = try Reef(configuration: unlimited)
+          try writer.write { writer.add(makePerson(2, "Bob")) }
+        }) {
+          throw failure
+        }
+        reef.refresh()
+        _ = reef.objects(Person.self).count
+        _ = reef.objects(Person.self).freeze()
+        print(first.isFrozen)
+      }
+    }
+    let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    #expect(stderr.contains("Number of active versions"), "\(stderr)")
+    #expect(stderr.contains("maximumNumberOfActiveVersions (1)"), "\(stderr)")
   }
 
   @Test func aThreadSafeReferenceResolvesOnAnotherThread() throws {
@@ -257,9 +348,9 @@ import Testing
     configuration.maximumNumberOfActiveVersions = 2
     let reef = try Reef(configuration: configuration)
     try reef.write { reef.add(makePerson(1, "Ann")) }
-    var first: Reef? = try reef.freeze()
+    var first: Reef? = reef.freeze()
     try reef.write { reef.object(ofType: Person.self, forPrimaryKey: 1)!.name = "Bea" }
-    let second = try reef.freeze()
+    let second = reef.freeze()
     // Two versions pinned: a write would make a third.
     let writeError = reefError { try reef.write { reef.object(ofType: Person.self, forPrimaryKey: 1)!.name = "Cy" } }
     #expect(writeError?.kind == .tooManyActiveVersions)
@@ -278,7 +369,7 @@ import Testing
     #expect(writeFailure == nil)
     reef.refresh()
     #expect(reef.objects(Person.self).count == 2)
-    let freezeError = reefError { _ = try reef.freeze() }
+    let freezeError = reefError { _ = try reef.tryFreeze() }
     #expect(freezeError?.kind == .tooManyActiveVersions)
     #expect(
       freezeError?.message.contains("Number of active versions (3)") == true, "\(String(describing: freezeError))")
@@ -287,7 +378,7 @@ import Testing
     // Releasing the first frozen Reef frees its version.
     #expect(first?.objects(Person.self).map(\.name) == ["Ann"])
     first = nil
-    let third = try reef.freeze()
+    let third = reef.freeze()
     #expect(third.objects(Person.self).map(\.name) == ["Bea", "Dan"])
     #expect(second.objects(Person.self).map(\.name) == ["Bea"])
   }

@@ -268,7 +268,7 @@ func storedFlatNumbers(_ document: Document?) -> [[Int64]] {
     let (a, b, c) = (tenant.buildings[0], tenant.buildings[1], tenant.buildings[2])
     let cListed = c.flats[0]
     let inserted = makeBuilding("Z")
-    try reef.beginWrite()
+    reef.beginWrite()
     tenant.buildings.remove(at: 1)
     tenant.buildings.insert(inserted, at: 0)
     tenant.buildings.swapAt(1, 2)

@@ -29,7 +29,7 @@ import Testing
 
   @Test func invalidateInsideAWriteRollsItBack() throws {
     let (reef, _) = try openReef()
-    try reef.beginWrite()
+    reef.beginWrite()
     reef.add(makePerson(1, "Ann"))
     reef.invalidate()
     #expect(!reef.isInWriteTransaction)
@@ -39,7 +39,7 @@ import Testing
   @Test func isEmptyFollowsTheObjectsOfAllTypesAndTheWriteUnderWay() throws {
     let (reef, _) = try openReef()
     #expect(reef.isEmpty)
-    try reef.beginWrite()
+    reef.beginWrite()
     reef.add(Dog())
     #expect(!reef.isEmpty, "the write's own object counts")
     reef.cancelWrite()

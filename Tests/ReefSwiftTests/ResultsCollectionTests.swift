@@ -13,7 +13,7 @@ import Testing
     #expect(!books.isInvalidated)
     try reef.write { reef.delete(books) }
     #expect(!books.isInvalidated && books.isEmpty)
-    let frozen = try reef.objects(CatalogReader.self).freeze()
+    let frozen = reef.objects(CatalogReader.self).freeze()
     #expect(frozen.realm?.isFrozen == true)
   }
 

@@ -31,8 +31,8 @@ class TrackItem: Object {
 
   static let types: [ObjectBase.Type] = [TrackItem.self, TrackSpot.self]
   nonisolated(unsafe) static let mixedValues: [AnyReefValue] = [
-    .none, .int(1), .double(1.0), .decimal128(Decimal128("1")!), .string("1"), .int(2), .double(1.5),
-    .decimal128(Decimal128("1.5")!), .bool(true), .string("a"), .int(-3), .double(-0.0), .int(0),
+    .none, .int(1), .double(1.0), .decimal128(Decimal128("1")), .string("1"), .int(2), .double(1.5),
+    .decimal128(Decimal128("1.5")), .bool(true), .string("a"), .int(-3), .double(-0.0), .int(0),
   ]
   static let labels: [String?] = [nil, "apple", "banana", "berry", "cherry", ""]
 
@@ -349,7 +349,7 @@ class TrackItem: Object {
       for element in try items.document(forID: .int32(3))! {
         replaced.append(element.key, element.key == "score" ? .double(-1) : element.value)
       }
-      try items.replaceDocument(forID: .decimal128(Decimal128("3")!), with: replaced.document)
+      try items.replaceDocument(forID: .decimal128(Decimal128("3")), with: replaced.document)
     }
     reef.refresh()
     try reef.store.write { transaction in

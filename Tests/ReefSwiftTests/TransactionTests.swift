@@ -7,11 +7,19 @@ import Testing
 
 struct DeliberateFailure: Error {}
 
+/// The path of a new file holding one tenant, closed (a file is opened read-only and
+/// read-write on one thread only one way at a time, as in Realm).
+func writtenReef() throws -> String {
+  let (reef, path) = try openReef()
+  try reef.write { reef.add(makeTenant(1)) }
+  return path
+}
+
 @Suite struct TransactionTests {
   @Test func beginWriteAndCommitWriteKeepTheChanges() throws {
     let (reef, _) = try openReef()
     #expect(!reef.isInWriteTransaction)
-    try reef.beginWrite()
+    reef.beginWrite()
     #expect(reef.isInWriteTransaction)
     reef.add(makeTenant(1, "one"))
     try reef.commitWrite()
@@ -25,7 +33,7 @@ struct DeliberateFailure: Error {}
     let kept = makeTenant(1, "kept")
     try reef.write { reef.add(kept) }
     let added = makeTenant(2, "added", home: makeBuilding("Paris"))
-    try reef.beginWrite()
+    reef.beginWrite()
     reef.add(added)
     kept.name = "changed"
     #expect(reef.objects(Tenant.self).count == 2, "the write transaction sees its own changes")
@@ -38,12 +46,65 @@ struct DeliberateFailure: Error {}
     #expect(reef.objects(Tenant.self).count == 1)
   }
 
-  @Test func beginWriteTwiceThrows() throws {
+  @Test func tryBeginWriteInAWriteTransactionThrowsRealmsMessage() throws {
     let (reef, _) = try openReef()
-    try reef.beginWrite()
-    #expect(throws: ReefError.self) { try reef.beginWrite() }
-    #expect(reef.isInWriteTransaction)
-    reef.cancelWrite()
+    reef.beginWrite()
+    let error = reefError { try reef.tryBeginWrite() }
+    #expect(error?.kind == .transaction)
+    #expect(error?.message == "The Reef is already in a write transaction")
+    #expect(reef.isInWriteTransaction, "the open transaction is left as it was")
+    reef.add(makeTenant(1))
+    try reef.commitWrite()
+    #expect(reef.objects(Tenant.self).count == 1)
+  }
+
+  @Test func beginWriteInAWriteTransactionStopsWithRealmsMessage() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      runOrExitCleanly {
+        let (reef, _) = try openReef()
+        reef.beginWrite()
+        reef.beginWrite()
+      }
+    }
+    let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    #expect(stderr.contains("The Reef is already in a write transaction"), "\(stderr)")
+  }
+
+  @Test func writeInsideAWriteThrowsRatherThanStopping() throws {
+    let (reef, _) = try openReef()
+    try reef.write {
+      reef.add(makeTenant(1))
+      let error = reefError { try reef.write { reef.add(makeTenant(2)) } }
+      #expect(error?.message == "The Reef is already in a write transaction")
+    }
+    #expect(reef.objects(Tenant.self).map(\.id) == [1], "the outer write commits; the inner one added nothing")
+  }
+
+  @Test func beginWriteOnAReadOnlyReefStopsWithRealmsMessage() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      runOrExitCleanly {
+        let path = try writtenReef()
+        var configuration = Reef.Configuration(fileURL: URL(fileURLWithPath: path))
+        configuration.readOnly = true
+        let readOnly = try Reef(configuration: configuration)
+        guard readOnly.objects(Tenant.self).count == 1 else { return }
+        readOnly.beginWrite()
+      }
+    }
+    let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    #expect(stderr.contains("Can't perform transactions on read-only Reefs."), "\(stderr)")
+  }
+
+  @Test func tryBeginWriteOnAReadOnlyReefThrows() throws {
+    let path = try writtenReef()
+    var configuration = Reef.Configuration(fileURL: URL(fileURLWithPath: path))
+    configuration.readOnly = true
+    let readOnly = try Reef(configuration: configuration)
+    let error = reefError { try readOnly.tryBeginWrite() }
+    #expect(error?.kind == .transaction)
+    #expect(error?.message.hasPrefix("Can't perform transactions on read-only Reefs.") == true)
+    #expect(error?.storeError?.kind == .readOnly)
+    #expect(!readOnly.isInWriteTransaction)
   }
 
   @Test func commitWriteWithoutBeginWriteThrows() throws {
@@ -88,7 +149,7 @@ struct DeliberateFailure: Error {}
   @Test func aRuleBrokenByCommitWriteRollsBack() throws {
     let (reef, _) = try openReef()
     try reef.write { reef.add(makeTenant(1)) }
-    try reef.beginWrite()
+    reef.beginWrite()
     reef.add(makeTenant(2))
     reef.add(makeTenant(1))
     #expect(throws: ReefError.self) { try reef.commitWrite() }
