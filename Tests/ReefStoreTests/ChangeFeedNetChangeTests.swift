@@ -7,7 +7,7 @@ import Testing
 
 /// The feed's net change of a document changed several times in one commit, and the `_id` it
 /// names when a call names the document by an equal `_id` of another number type.
-@Suite struct ChangeFeedReviewTests {
+@Suite struct ChangeFeedNetChangeTests {
   /// The changes of the store's last commit.
   func lastChanges(_ store: Store) throws -> [DocumentChange] {
     try store.read { transaction in

@@ -4,9 +4,9 @@ import Testing
 
 @testable import ReefStore
 
-/// Failure modes of the commit log found in review (`Specs/store/log.md`), acted out with
+/// Failure modes of the commit log (`Specs/store/log.md`), acted out with
 /// ``PowerLoss`` on copies of a store's files.
-@Suite struct CommitLogReviewTests {
+@Suite struct CommitLogFailureTests {
   /// A write transaction that changes nothing in LMDB leaves no record, even when it opens a
   /// database creating it that exists already (a duplicate insert, caught, as imports that skip
   /// such documents do, by a process whose table does not hold the collection's handle yet).

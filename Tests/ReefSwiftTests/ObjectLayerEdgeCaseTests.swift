@@ -10,7 +10,7 @@ class MaybeKeyed: Object {
   @Persisted var value = 0
 }
 
-@Suite struct HostileUseTests {
+@Suite struct ObjectLayerEdgeCaseTests {
   // Realm raises at the call for an object of another file (these were errors thrown by write).
   @Test func addingAnObjectOfAnotherFileStopsWithRealmsMessage() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {

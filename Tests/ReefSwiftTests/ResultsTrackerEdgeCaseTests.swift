@@ -23,7 +23,7 @@ class TrackItem: Object {
   @Persisted var tags: List<Int>
 }
 
-@Suite struct TrackerReviewTests {
+@Suite struct ResultsTrackerEdgeCaseTests {
   typealias Generator = IncrementalResultsTests.Generator
 
   /// One observation: the primary keys it last saw, and what went wrong.
@@ -98,9 +98,9 @@ class TrackItem: Object {
 
   @Test(arguments: [11, 12, 13])
   func randomCommitsOverMixedTypesAndArraysGiveTheQueryRunAgain(seed: UInt64) throws {
-    let (reef, path) = try openReef("track", types: TrackerReviewTests.types)
+    let (reef, path) = try openReef("track", types: ResultsTrackerEdgeCaseTests.types)
     var configuration = Reef.Configuration(fileURL: URL(fileURLWithPath: path))
-    configuration.objectTypes = TrackerReviewTests.types
+    configuration.objectTypes = ResultsTrackerEdgeCaseTests.types
     // Another Reef of the file is another thread's (a thread has one Reef per file).
     let worker = WorkerThread()
     defer { worker.stop() }
@@ -109,7 +109,7 @@ class TrackItem: Object {
     var nextID = 0
     try reef.write {
       for _ in 0..<120 {
-        reef.add(TrackerReviewTests.newItem(nextID * 7 % 211 - 90, &generator))
+        reef.add(ResultsTrackerEdgeCaseTests.newItem(nextID * 7 % 211 - 90, &generator))
         nextID += 1
       }
     }
@@ -143,9 +143,9 @@ class TrackItem: Object {
         case .initial(let results): observed.ids = results.map(\._id)
         case .update(let results, let deletions, let insertions, let modifications):
           observed.updates += 1
-          let now = (try? TrackerReviewTests.documents(reef)) ?? [:]
+          let now = (try? ResultsTrackerEdgeCaseTests.documents(reef)) ?? [:]
           let modified = changed.filter { now[$0] != nil && before[$0] != nil && now[$0] != before[$0] }
-          TrackerReviewTests.check(
+          ResultsTrackerEdgeCaseTests.check(
             observed, new: results.map(\._id), deletions: deletions, insertions: insertions,
             modifications: modifications, changed: modified, label: label)
         case .error(let error): observed.failures.append("\(label): \(error)")
@@ -155,7 +155,7 @@ class TrackItem: Object {
     }
 
     for round in 0..<36 {
-      before = try TrackerReviewTests.documents(reef)
+      before = try ResultsTrackerEdgeCaseTests.documents(reef)
       changed = []
       let count =
         generator.next(8) == 0
@@ -173,7 +173,7 @@ class TrackItem: Object {
             let id = target._id
             switch generator.next(8) {
             case 0:
-              writer.add(TrackerReviewTests.newItem(nextID * 7 % 211 - 90 + 211 * (nextID / 211), &generator))
+              writer.add(ResultsTrackerEdgeCaseTests.newItem(nextID * 7 % 211 - 90 + 211 * (nextID / 211), &generator))
               nextID += 1
               changed.insert(nextID)
             case 1:
@@ -183,7 +183,7 @@ class TrackItem: Object {
               // Deleted and added again with the same primary key.
               changed.insert(id)
               writer.delete(target)
-              let again = TrackerReviewTests.newItem(id, &generator)
+              let again = ResultsTrackerEdgeCaseTests.newItem(id, &generator)
               again.score = Double(1000 + round * 100 + commit)
               writer.add(again)
             case 3:
@@ -195,12 +195,12 @@ class TrackItem: Object {
             case 4:
               // Changed, then deleted.
               changed.insert(id)
-              TrackerReviewTests.randomize(target, &generator)
+              ResultsTrackerEdgeCaseTests.randomize(target, &generator)
               writer.delete(target)
             default:
               changed.insert(id)
-              TrackerReviewTests.randomize(target, &generator)
-              if generator.next(2) == 0 { TrackerReviewTests.randomize(target, &generator) }
+              ResultsTrackerEdgeCaseTests.randomize(target, &generator)
+              if generator.next(2) == 0 { ResultsTrackerEdgeCaseTests.randomize(target, &generator) }
             }
           }
         }
@@ -249,7 +249,7 @@ class TrackItem: Object {
       switch change {
       case .initial(let results): observed.ids = results.map(\.age)
       case .update(let results, let deletions, let insertions, let modifications):
-        TrackerReviewTests.check(
+        ResultsTrackerEdgeCaseTests.check(
           observed, new: results.map(\.age), deletions: deletions, insertions: insertions,
           modifications: modifications, changed: [], label: "update")
         _ = modifications
@@ -259,12 +259,12 @@ class TrackItem: Object {
     // One commit moves "ab" to the end and makes "aab" fail the query: an error.
     try reef.write {
       reef.objects(Dog.self).filter("name == 'ab'").first!.age = 10
-      reef.objects(Dog.self).filter("name == 'aab'").first!.name = TrackerReviewTests.catastrophic
+      reef.objects(Dog.self).filter("name == 'aab'").first!.name = ResultsTrackerEdgeCaseTests.catastrophic
     }
     #expect(errors == 1)
     // The next puts the name back: the change set goes from the results last seen.
     try reef.write {
-      reef.objects(Dog.self).filter("name == %@", TrackerReviewTests.catastrophic).first!.name = "aab"
+      reef.objects(Dog.self).filter("name == %@", ResultsTrackerEdgeCaseTests.catastrophic).first!.name = "aab"
     }
     let ages = results.map(\.age)
     #expect(ages == [1, 2, 10])
@@ -274,7 +274,7 @@ class TrackItem: Object {
   }
 
   @Test func anObjectDeletedAndAddedAgainInTwoCommitsOfOneRefreshIsModified() throws {
-    let (reef, path) = try openReef("readd", types: TrackerReviewTests.types)
+    let (reef, path) = try openReef("readd", types: ResultsTrackerEdgeCaseTests.types)
     try reef.write {
       for id in 0..<3 {
         let item = TrackItem()
@@ -290,7 +290,7 @@ class TrackItem: Object {
       }
     }
     var configuration = Reef.Configuration(fileURL: URL(fileURLWithPath: path))
-    configuration.objectTypes = TrackerReviewTests.types
+    configuration.objectTypes = ResultsTrackerEdgeCaseTests.types
     // Another thread's Reef writes the two commits.
     let error = onAnotherThread { [configuration] in
       let other = try Reef(configuration: configuration)
@@ -320,7 +320,7 @@ class TrackItem: Object {
   }
 
   @Test func aStoreWriteNamingAnIDOfAnotherNumberTypeIsFollowed() throws {
-    let (reef, _) = try openReef("types", types: TrackerReviewTests.types)
+    let (reef, _) = try openReef("types", types: ResultsTrackerEdgeCaseTests.types)
     try reef.write {
       for id in 0..<5 {
         let item = TrackItem()
@@ -335,7 +335,7 @@ class TrackItem: Object {
       switch change {
       case .initial(let results): observed.ids = results.map(\._id)
       case .update(let results, let deletions, let insertions, let modifications):
-        TrackerReviewTests.check(
+        ResultsTrackerEdgeCaseTests.check(
           observed, new: results.map(\._id), deletions: deletions, insertions: insertions,
           modifications: modifications, changed: [], label: "update")
       case .error(let error): observed.failures.append("\(error)")

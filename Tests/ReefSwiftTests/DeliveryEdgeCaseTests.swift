@@ -28,9 +28,9 @@ final class Replay: @unchecked Sendable {
   }
 }
 
-/// A hostile review of live data: notifications delivered on a queue or to an actor, and
+/// Edge cases of live data: notifications delivered on a queue or to an actor, and
 /// change sequences of frozen values.
-@Suite struct LiveReviewTests {
+@Suite struct DeliveryEdgeCaseTests {
   /// Waits until the last entry of `log` is `final` (each wait bounded); returns the entries.
   private func entries(of log: LockedLog, until final: String) -> [String] {
     var count = 1
@@ -44,7 +44,7 @@ final class Replay: @unchecked Sendable {
     shelter.id = 1
     shelter.tags.append(objectsIn: ["a", "b", "c", "d", "e", "f"])
     try reef.write { reef.add(shelter) }
-    let queue = DispatchQueue(label: "reef.livereview.lagging-list")
+    let queue = DispatchQueue(label: "reef.delivery-edge.lagging-list")
     let log = LockedLog()
     let replay = Replay()
     let token = shelter.tags.observe(on: queue) { change in
@@ -80,7 +80,7 @@ final class Replay: @unchecked Sendable {
     try reef.write {
       for (id, name) in ["Ann", "Bob", "Cy", "Di", "Ed"].enumerated() { reef.add(makePerson(id, name)) }
     }
-    let queue = DispatchQueue(label: "reef.livereview.lagging-results")
+    let queue = DispatchQueue(label: "reef.delivery-edge.lagging-results")
     let log = LockedLog()
     let replay = Replay()
     let people = reef.objects(Person.self).sorted(byKeyPath: "name")
@@ -114,7 +114,7 @@ final class Replay: @unchecked Sendable {
   @Test func aBlockThatInvalidatesAndReleasesItsOwnTokenIsNotCalledAgain() throws {
     let (reef, _) = try openReef()
     try reef.write { reef.add(makePerson(1, "Ann")) }
-    let queue = DispatchQueue(label: "reef.livereview.self-invalidate")
+    let queue = DispatchQueue(label: "reef.delivery-edge.self-invalidate")
     let stopped = LockedLog()
     let control = LockedLog()
     final class Holder: @unchecked Sendable { var token: NotificationToken? }
@@ -152,7 +152,7 @@ final class Replay: @unchecked Sendable {
     shelter.id = 1
     shelter.tags.append(objectsIn: ["a", "b"])
     try reef.write { reef.add(shelter) }
-    let queue = DispatchQueue(label: "reef.livereview.readded-owner")
+    let queue = DispatchQueue(label: "reef.delivery-edge.readded-owner")
     let log = LockedLog()
     let control = LockedLog()
     let show = { (tags: List<String>) in tags.joined(separator: ",") }
@@ -292,7 +292,7 @@ final class Replay: @unchecked Sendable {
     observe: (C, DispatchQueue, @escaping (ReefCollectionChange<C>) -> Void) -> NotificationToken,
     edits: () throws -> Void, final: () -> [String]
   ) throws {
-    let queue = DispatchQueue(label: "reef.livereview.lagging")
+    let queue = DispatchQueue(label: "reef.delivery-edge.lagging")
     let log = LockedLog()
     let replay = Replay()
     let token = observe(collection, queue) { change in
@@ -321,7 +321,7 @@ final class Replay: @unchecked Sendable {
   private func replayKeysWhileLagging(
     _ map: Map<String, Int>, edits: () throws -> Void, final: () -> [String]
   ) throws {
-    let queue = DispatchQueue(label: "reef.livereview.lagging-map")
+    let queue = DispatchQueue(label: "reef.delivery-edge.lagging-map")
     let log = LockedLog()
     let replay = Replay()
     let token = map.observe(on: queue) { change in
