@@ -46,7 +46,9 @@ public final class Reef {
   private(set) var frozenSnapshot: FrozenSnapshot?
   /// The frozen `Reef` last made of this live one's snapshot, reused while it lives.
   var frozenCopy: (snapshotVersion: Int, reef: WeakReef)?
-  private var writeTransaction: Transaction?
+  private var writeTransaction: Transaction? {
+    didSet { holdWhileWriting() }
+  }
   /// The first rule broken inside the current write transaction: `write` throws it.
   private var pendingError: ReefError?
   /// The epoch of each place of an embedded object that has been overwritten.
@@ -146,6 +148,21 @@ public final class Reef {
   deinit {
     writeTransaction?.rollback()
     readTransaction?.end()
+  }
+
+  /// Keeps a thread-confined `Reef` alive while its write transaction is open, in its thread's
+  /// state (gone with the thread, whose exit rolls the transaction back). Realm's autoreleased
+  /// instance lives that long on Apple platforms, so that `try Reef().beginWrite()` followed by
+  /// `try Reef().create(...)` and `try Reef().commitWrite()` work on one transaction; without
+  /// this, the first `Reef` would close (and roll back) as its statement ends.
+  private func holdWhileWriting() {
+    guard case .thread = confinement, !isFrozen else { return }
+    let state = MainThread.ownerState()
+    if writeTransaction != nil {
+      state.writingReefs[ObjectIdentifier(self)] = self
+    } else {
+      state.writingReefs[ObjectIdentifier(self)] = nil
+    }
   }
 
   // MARK: Threads and transactions

@@ -92,6 +92,9 @@ final class StorageLayout {
   var schemas = ClassTable<ObjectSchema>()
   /// The live thread-confined `Reef`s of this thread, by path, held weakly (see `OpenReefs`).
   var openReefs: [String: WeakReef] = [:]
+  /// The thread-confined `Reef`s of this thread inside a write transaction, held strongly until
+  /// it ends (see `Reef.holdWhileWriting()`).
+  var writingReefs: [ObjectIdentifier: Reef] = [:]
 
   private static let key: pthread_key_t = {
     var key = pthread_key_t()

@@ -70,6 +70,33 @@ actor TwoOpens {
     #expect(reopened.objects(Person.self).count == 1)
   }
 
+  @Test func aWriteBegunOnAReefNobodyHoldsLastsUntilItIsCommitted() throws {
+    let (_, path) = try openReef()
+    weak var writing: Reef?
+    do {
+      // Realm's test style: each statement opens the thread's Reef and lets go of it.
+      try Reef(configuration: configuration(path)).beginWrite()
+      writing = try Reef(configuration: configuration(path))
+      try Reef(configuration: configuration(path)).add(makePerson(1, "Ann"))
+      #expect(try Reef(configuration: configuration(path)).isInWriteTransaction)
+      try Reef(configuration: configuration(path)).commitWrite()
+    }
+    #expect(writing == nil, "once the write ends, the Reef is let go of again")
+    #expect(try Reef(configuration: configuration(path)).objects(Person.self).map(\.name) == ["Ann"])
+  }
+
+  @Test func aThreadThatEndsInsideAWriteRollsItBackAndFreesTheLock() throws {
+    let (reef, path) = try openReef()
+    let error = onAnotherThread {
+      try Reef(configuration: configuration(path)).beginWrite()
+      try Reef(configuration: configuration(path)).add(makePerson(1, "Ann"))
+    }
+    #expect(error == nil)
+    // The thread's end rolled its write back: this write does not wait forever for its lock.
+    try reef.write { reef.add(makePerson(2, "Bob")) }
+    #expect(reef.objects(Person.self).map(\.name) == ["Bob"])
+  }
+
   @Test func anInMemoryReefIsTheSameForItsIdentifierOnAThread() throws {
     let identifier = "same-\(UUID().uuidString)"
     let first = try Reef(configuration: Reef.Configuration(inMemoryIdentifier: identifier))
