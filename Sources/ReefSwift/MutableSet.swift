@@ -151,9 +151,13 @@ public final class MutableSet<Element: _ReefCollectionElement>: _CollectionAcces
   }
 
   /// Realm's description: `MutableSet<Dog> <0x…> (\n\t[0] Dog {…}\n)`, the first 100 elements.
-  public var description: String {
+  public var description: String { description(depth: DescriptionDepth.maximum) }
+}
+
+extension MutableSet: NestedDescription {
+  func description(depth: Int) -> String {
     CollectionElements.describe(
-      "MutableSet", CollectionElements.typeName(Element.self), address: self, count: count, elements)
+      "MutableSet", CollectionElements.typeName(Element.self), address: self, count: count, elements, depth: depth)
   }
 }
 

@@ -108,23 +108,16 @@ open class ObjectBase: CustomStringConvertible {
   /// Whether `object` is this object: ``isSameObject(as:)``.
   public final func isEqual(to object: ObjectBase?) -> Bool { isSameObject(as: object) }
 
-  /// The type's name and each property's value.
-  open var description: String {
-    let schema = objectSchema
-    if isInvalidated { return "[invalid object]" }
-    var lines = ["\(schema.className) {"]
-    for property in schema.allProperties where property.shape.isStored {
-      let value = self[property.name]
-      lines.append("\t\(property.name) = \(ObjectBase.describe(value));")
-    }
-    lines.append("}")
-    return lines.joined(separator: "\n")
-  }
+  /// The type's name and each property's value. Linked objects and collections are described
+  /// in it to Realm's depth: an object nested five levels down (an object, its list, an object
+  /// of it, its list, an object of that) shows its links and lists as `<Maximum depth
+  /// exceeded>`, so that an object whose list holds itself has a finite description.
+  open var description: String { description(depth: DescriptionDepth.maximum) }
 
-  static func describe(_ value: Any?) -> String {
+  static func describe(_ value: Any?, below depth: Int) -> String {
     guard let value else { return "nil" }
     if case Optional<Any>.none = value { return "nil" }
-    if let object = value as? ObjectBase { return object.description.replacingOccurrences(of: "\n", with: "\n\t") }
+    if let nested = DescriptionDepth.nestedValue(value) { return DescriptionDepth.nested(nested, below: depth) }
     if let string = value as? String { return "\"\(string)\"" }
     return "\(value)"
   }
@@ -233,4 +226,19 @@ open class EmbeddedObject: ObjectBase {
   /// The object that embeds this one (its top-level parent's is an ``Object``); nil when
   /// unmanaged.
   public final var parent: ObjectBase? { _managed?.parent?.makeObject() }
+}
+
+extension ObjectBase: NestedDescription {
+  func description(depth: Int) -> String {
+    if isInvalidated { return "[invalid object]" }
+    if depth <= 0 { return DescriptionDepth.exceeded }
+    let schema = objectSchema
+    var lines = ["\(schema.className) {"]
+    for property in schema.allProperties where property.shape.isStored {
+      let value = self[property.name]
+      lines.append("\t\(property.name) = \(ObjectBase.describe(value, below: depth));")
+    }
+    lines.append("}")
+    return lines.joined(separator: "\n")
+  }
 }
