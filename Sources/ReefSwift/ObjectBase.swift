@@ -13,8 +13,8 @@ open class ObjectBase: CustomStringConvertible {
   public final var _byteBase = 0
   /// The values of an unmanaged object's properties, moved here from the construction stack
   /// (one allocation per object; laid out as ``_layout`` says). Kept after the object becomes
-  /// managed (which reads the store instead) until the object goes; nil for an object made
-  /// managed.
+  /// managed (which reads the store instead) until the object goes, without the objects it
+  /// referenced (see ``becomeManaged(_:)``); nil for an object made managed.
   public final var _storage: UnsafeMutableRawPointer?
   /// The layout of ``_storage`` (one per class, never freed).
   final unowned(unsafe) var _layout: StorageLayout?
@@ -54,6 +54,19 @@ open class ObjectBase: CustomStringConvertible {
     reefStop(
       "ReefSwift: this \(type(of: object)) was made by a property initializer while a managed object was constructed, and holds no property values"
     )
+  }
+
+  /// Makes this unmanaged object managed by `state`, and lets go of the objects its values
+  /// referenced (links, embedded objects, mixed values): a managed object reads them from the
+  /// store, and unmanaged objects that referenced each other (a cycle, as Realm's tests add)
+  /// would otherwise keep each other alive for good. Its collections let go of their elements
+  /// when attached.
+  final func becomeManaged(_ state: ManagedObject) {
+    _managed = state
+    guard let storage = _storage, let layout = _layout else { return }
+    for property in state.schema.referencingProperties {
+      property.codec.releaseValue(at: storage + layout.offsets[property.ordinal])
+    }
   }
 
   /// Where the value of the property with this ordinal lies in an unmanaged object's storage.

@@ -10,7 +10,7 @@ final class CycleNode: Object {
 }
 
 /// Object graphs with cycles: an object whose list holds itself, two objects that link to each
-/// other. Describing them ends (at Realm's depth).
+/// other. Describing them ends (at Realm's depth), and adding them stores each object once.
 @Suite struct CyclicGraphTests {
   /// The lines of `text` that hold `part`.
   private func lines(of text: String, containing part: String) -> [Substring] {
@@ -71,5 +71,33 @@ final class CycleNode: Object {
     #expect(
       lines(of: description, containing: "<Maximum depth exceeded>") == ["\t\t\t\t\t[0] <Maximum depth exceeded>"],
       "\(description)")
+  }
+
+  @Test func addingAGraphWithACycleManagesEveryObjectOfIt() throws {
+    let (reef, _) = try openReef()
+    weak var weakFirst: CycleNode?
+    weak var weakSecond: CycleNode?
+    do {
+      let first = CycleNode()
+      first.name = "first"
+      let second = CycleNode(value: ["second", first, [first]])
+      first.next = second
+      first.children.append(second)
+      weakFirst = first
+      weakSecond = second
+      try reef.write { reef.add(first) }
+      #expect(first.reef === reef)
+      #expect(second.reef === reef)
+      #expect(first.next?.name == "second")
+      #expect(second.next?.name == "first")
+      #expect(first.children.map(\.name) == ["second"])
+      #expect(second.children.map(\.name) == ["first"])
+    }
+    #expect(weakFirst == nil, "a managed object holds no unmanaged references")
+    #expect(weakSecond == nil, "a managed object holds no unmanaged references")
+    let stored = reef.objects(CycleNode.self).sorted(byKeyPath: "name")
+    #expect(stored.map(\.name) == ["first", "second"])
+    #expect(stored[0].next?.next?.name == "first")
+    #expect(stored[1].children.first?.children.first?.name == "second")
   }
 }
