@@ -21,6 +21,9 @@ public struct AnyReefCollection<Element: Object>: ReefCollection {
 
   public var startIndex: Int { 0 }
   public var endIndex: Int { box.count }
+  /// Iterates the wrapped collection with its own iterator: as it was when the loop began, as
+  /// Realm's (a loop that deletes the objects it reads sees each once).
+  public func makeIterator() -> AnyIterator<Element> { box.makeIterator() }
   /// The number of objects.
   public var count: Int { box.count }
   /// The object at `position`; a position out of bounds stops with Realm's message.
@@ -124,6 +127,7 @@ public struct AnyReefCollection<Element: Object>: ReefCollection {
 class AnyCollectionBox<Element: Object> {
   var count: Int { fatalError("abstract") }
   subscript(position: Int) -> Element { fatalError("abstract") }
+  func makeIterator() -> AnyIterator<Element> { fatalError("abstract") }
   var description: String { fatalError("abstract") }
   var realm: Reef? { fatalError("abstract") }
   var isInvalidated: Bool { fatalError("abstract") }
@@ -154,6 +158,7 @@ final class CollectionBox<Base: ReefCollection>: AnyCollectionBox<Base.Element> 
 
   override var count: Int { base.count }
   override subscript(position: Int) -> Base.Element { base[position] }
+  override func makeIterator() -> AnyIterator<Base.Element> { AnyIterator(base.makeIterator()) }
   override var description: String { base.description }
   override var realm: Reef? { base.realm }
   override var isInvalidated: Bool { base.isInvalidated }

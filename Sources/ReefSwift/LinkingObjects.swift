@@ -109,6 +109,10 @@ public final class LinkingObjects<Element: ObjectBase>: RandomAccessCollection, 
   public var startIndex: Int { 0 }
   public var endIndex: Int { results.count }
 
+  /// Iterates the linking objects as they were when the loop began, as Realm's (a loop that
+  /// deletes the objects it reads sees each once).
+  public func makeIterator() -> IndexingIterator<[Element]> { results.makeIterator() }
+
   /// The linking object at `position`.
   ///
   /// A position out of bounds stops with Realm's message.

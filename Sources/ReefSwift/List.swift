@@ -34,6 +34,10 @@ public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<El
   public var startIndex: Int { 0 }
   public var endIndex: Int { count }
 
+  /// Iterates the list as it was when the loop began (Realm's enumeration of a snapshot): a
+  /// loop that changes the list sees each element that was there once, and ends.
+  public func makeIterator() -> ReefIterator<Element> { ReefIterator(access: access, unmanaged: storage) }
+
   /// The number of elements.
   public var count: Int { access?.elements().count ?? storage.count }
 

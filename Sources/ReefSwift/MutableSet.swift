@@ -30,6 +30,10 @@ public final class MutableSet<Element: _ReefCollectionElement>: _CollectionAcces
   public var startIndex: Int { 0 }
   public var endIndex: Int { count }
 
+  /// Iterates the set as it was when the loop began (Realm's enumeration of a snapshot): a
+  /// loop that changes the set sees each element that was there once, and ends.
+  public func makeIterator() -> ReefIterator<Element> { ReefIterator(access: access, unmanaged: storage) }
+
   /// The number of elements.
   public var count: Int { access?.elements().count ?? storage.count }
   /// Whether the set is empty.
