@@ -146,6 +146,20 @@ final class LMDBTransaction {
 
   deinit { abort() }
 
+  /// Whether `handle` can be used in this transaction: LMDB refuses (EINVAL) a handle that
+  /// another transaction of the process opened after this read transaction began.
+  func canUse(_ handle: MDB_dbi) -> Bool {
+    var flags: UInt32 = 0
+    return mdb_dbi_flags(pointer, handle, &flags) == 0
+  }
+
+  /// Whether LMDB's main table names the database `name` in this transaction's snapshot.
+  func namesDatabase(_ name: String) throws(StoreError) -> Bool {
+    var main: MDB_dbi = 0
+    try check(mdb_dbi_open(pointer, nil, 0, &main), "opening the main table")
+    return try get(main, Array(name.utf8)) != nil
+  }
+
   /// Opens (or creates, in a write transaction) a named database.
   func open(_ name: String, create: Bool) throws(StoreError) -> MDB_dbi? {
     var dbi: MDB_dbi = 0

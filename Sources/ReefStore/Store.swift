@@ -443,9 +443,20 @@ public final class Store: @unchecked Sendable {
   // MARK: Database handles
 
   /// The handle of a named database, opened once and cached.
+  ///
+  /// A read transaction cannot use a handle opened after it began (LMDB answers EINVAL): for
+  /// it, a database made since (the catalog, by a collection's first write on another thread)
+  /// is missing, as it is from its snapshot. A database that was in its snapshot but whose
+  /// handle is newer than it cannot be read in it, and says so.
   func handle(_ name: String, in transaction: LMDBTransaction, create: Bool) throws(StoreError) -> MDB_dbi? {
     try lock.withLock { () throws(StoreError) -> MDB_dbi? in
-      if let handle = handles[name] { return handle }
+      if let handle = handles[name] {
+        guard transaction.readOnly, !transaction.canUse(handle) else { return handle }
+        guard try transaction.namesDatabase(name) else { return nil }
+        throw StoreError(
+          .storage,
+          "the database \(name) was first opened after this read transaction began: read it in a newer transaction")
+      }
       guard let handle = try transaction.open(name, create: create && !transaction.readOnly) else { return nil }
       names[handle] = name
       if transaction.readOnly {

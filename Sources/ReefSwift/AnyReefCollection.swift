@@ -21,6 +21,9 @@ public struct AnyReefCollection<Element: Object>: ReefCollection {
 
   public var startIndex: Int { 0 }
   public var endIndex: Int { box.count }
+  /// Iterates the wrapped collection with its own iterator: as it was when the loop began, as
+  /// Realm's (a loop that deletes the objects it reads sees each once).
+  public func makeIterator() -> AnyIterator<Element> { box.makeIterator() }
   /// The number of objects.
   public var count: Int { box.count }
   /// The object at `position`; a position out of bounds stops with Realm's message.
@@ -49,6 +52,16 @@ public struct AnyReefCollection<Element: Object>: ReefCollection {
   public func index(matching predicate: NSPredicate) -> Int? { box.index(matching: FilterPredicate(predicate)) }
   /// The objects at `indexes`, in order.
   public func objects(at indexes: IndexSet) -> [Element] { box.objects(at: indexes) }
+  /// Each object's value for `key`, as the wrapped collection gives it: an array, or a set
+  /// for a ``MutableSet`` (as Realm's).
+  ///
+  /// - Complexity: O(n) in the number of objects.
+  public func value(forKey key: String) -> Any? { box.value(forKeyPath: key) }
+  /// Each object's value at a dotted path, as the wrapped collection gives it (see
+  /// ``value(forKey:)``).
+  ///
+  /// - Complexity: O(n) in the number of objects.
+  public func value(forKeyPath keyPath: String) -> Any? { box.value(forKeyPath: keyPath) }
 
   /// The objects that match a predicate in Realm's language, as live ``Results``.
   public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
@@ -124,6 +137,7 @@ public struct AnyReefCollection<Element: Object>: ReefCollection {
 class AnyCollectionBox<Element: Object> {
   var count: Int { fatalError("abstract") }
   subscript(position: Int) -> Element { fatalError("abstract") }
+  func makeIterator() -> AnyIterator<Element> { fatalError("abstract") }
   var description: String { fatalError("abstract") }
   var realm: Reef? { fatalError("abstract") }
   var isInvalidated: Bool { fatalError("abstract") }
@@ -132,6 +146,7 @@ class AnyCollectionBox<Element: Object> {
   func index(of object: Element) -> Int? { fatalError("abstract") }
   func index(matching predicate: FilterPredicate) -> Int? { fatalError("abstract") }
   func objects(at indexes: IndexSet) -> [Element] { fatalError("abstract") }
+  func value(forKeyPath keyPath: String) -> Any? { fatalError("abstract") }
   func filter(_ predicate: FilterPredicate) -> Results<Element> { fatalError("abstract") }
   func sorted(by descriptors: [SortDescriptor]) -> Results<Element> { fatalError("abstract") }
   func distinct(by keyPaths: [String]) -> Results<Element> { fatalError("abstract") }
@@ -154,6 +169,7 @@ final class CollectionBox<Base: ReefCollection>: AnyCollectionBox<Base.Element> 
 
   override var count: Int { base.count }
   override subscript(position: Int) -> Base.Element { base[position] }
+  override func makeIterator() -> AnyIterator<Base.Element> { AnyIterator(base.makeIterator()) }
   override var description: String { base.description }
   override var realm: Reef? { base.realm }
   override var isInvalidated: Bool { base.isInvalidated }
@@ -172,6 +188,10 @@ final class CollectionBox<Base: ReefCollection>: AnyCollectionBox<Base.Element> 
     return base.indices.first { matches(base[$0]) }
   }
   override func objects(at indexes: IndexSet) -> [Base.Element] { base.objects(at: indexes) }
+  override func value(forKeyPath keyPath: String) -> Any? {
+    if let coded = base as? KeyValueCodingCollection { return coded.value(forKeyPath: keyPath) }
+    return CollectionKeyValueCoding.values(of: base, forKeyPath: keyPath)
+  }
   override func filter(_ predicate: FilterPredicate) -> Results<Base.Element> {
     base.sorted(by: []).filter(predicate)
   }

@@ -156,6 +156,8 @@ public final class ReefProperty<Value: _Persistable>: ManagedCollection {
   func attach(to owner: ManagedObject, property: Property) {
     self.owner = owner
     self.property = property
+    // Read from the store from now on: what the value referenced is let go.
+    storage = Value._reefDefault()
   }
 
   /// The value; setting it on a managed object needs a write transaction.

@@ -196,17 +196,20 @@ enum CollectionElements {
   // MARK: Description
 
   /// Realm's description of a collection: its name and element type, an address, and the first
-  /// 100 elements, each indented one level (`List<Dog> <0x…> (\n\t[0] Dog {…}\n)`).
+  /// 100 elements, each indented one level (`List<Dog> <0x…> (\n\t[0] Dog {…}\n)`), nesting
+  /// at most `depth` levels (the collection being the first; see ``NestedDescription``).
   static func describe<S: Sequence>(
     _ name: String, _ elementType: String, address: AnyObject, count: Int, _ elements: S,
+    depth: Int = DescriptionDepth.maximum,
     label: (Int, S.Element) -> String = { index, _ in "[\(index)]" }, value: (S.Element) -> Any = { $0 }
   ) -> String {
+    if depth <= 0 { return DescriptionDepth.exceeded }
     var text = "\(name)<\(elementType)> <\(Unmanaged.passUnretained(address).toOpaque())> (\n"
     let shown = 100
     var lines: [String] = []
     for (index, element) in elements.enumerated() {
       if index >= shown { break }
-      let described = describe(value(element)).replacingOccurrences(of: "\n", with: "\n\t")
+      let described = describe(value(element), below: depth).replacingOccurrences(of: "\n", with: "\n\t")
       lines.append("\t\(label(index, element)) \(described)")
     }
     text += lines.joined(separator: ",\n")
@@ -214,14 +217,14 @@ enum CollectionElements {
     return text + "\n)"
   }
 
-  /// An element as a collection's description shows it (Realm's form: strings unquoted, nil as
-  /// `<null>`).
-  static func describe(_ value: Any) -> String {
+  /// An element as the description of a collection described at `depth` shows it (Realm's
+  /// form: strings unquoted, nil as `<null>`, an object one level deeper).
+  static func describe(_ value: Any, below depth: Int) -> String {
     if let optional = value as? AnyOptional {
       guard let wrapped = optional.anyWrapped else { return "<null>" }
-      return describe(wrapped)
+      return describe(wrapped, below: depth)
     }
-    if let object = value as? ObjectBase { return object.description }
+    if let nested = DescriptionDepth.nestedValue(value) { return nested.description(depth: depth - 1) }
     return "\(value)"
   }
 

@@ -1,5 +1,8 @@
 // Key-value coding on collections, as Realm's: `value(forKey:)` gives each element's value (an
-// array), `setValue(_:forKey:)` sets it on every element; a `Map` reads and writes its keys.
+// array; a set's, a set), `setValue(_:forKey:)` sets it on every element; a `Map` reads and
+// writes its keys.
+
+import Foundation
 
 /// A collection whose elements key-value coding reads (for paths through it).
 protocol KeyValueCodingCollection {
@@ -19,6 +22,21 @@ enum CollectionKeyValueCoding {
       }
       return object(element, keyPath).value(forKeyPath: keyPath)
     }
+  }
+
+  /// `values` as a set, as Realm gives a set's values (an `NSSet`): nil as `NSNull`; the array
+  /// itself when a value is not `Hashable` (a collection property's).
+  static func set(of values: [Any?]) -> Any {
+    var set = Set<AnyHashable>()
+    for value in values {
+      guard let value else {
+        set.insert(NSNull())
+        continue
+      }
+      guard let hashable = value as? AnyHashable else { return values }
+      set.insert(hashable)
+    }
+    return set
   }
 
   /// Sets `value` at `key` on every element, which must be objects (see
@@ -62,16 +80,17 @@ extension List: KeyValueCodingCollection {
 }
 
 extension MutableSet: KeyValueCodingCollection {
-  /// Each element's value for `key`, as an array in the set's order.
+  /// Each element's value for `key`, as a set (Realm's `NSSet`):
+  /// `dogs.value(forKey: "name") as! Set<String>`; nil is `NSNull`.
   ///
   /// - Complexity: O(n) in the number of elements.
   public func value(forKey key: String) -> Any? { value(forKeyPath: key) }
 
-  /// Each element's value at a dotted path, as an array in the set's order.
+  /// Each element's value at a dotted path, as a set (see ``value(forKey:)``).
   ///
   /// - Complexity: O(n) in the number of elements.
   public func value(forKeyPath keyPath: String) -> Any? {
-    CollectionKeyValueCoding.values(of: self, forKeyPath: keyPath)
+    CollectionKeyValueCoding.set(of: CollectionKeyValueCoding.values(of: self, forKeyPath: keyPath))
   }
 
   /// Sets `value` for `key` on every object of the set.

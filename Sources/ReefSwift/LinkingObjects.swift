@@ -109,6 +109,10 @@ public final class LinkingObjects<Element: ObjectBase>: RandomAccessCollection, 
   public var startIndex: Int { 0 }
   public var endIndex: Int { results.count }
 
+  /// Iterates the linking objects as they were when the loop began, as Realm's (a loop that
+  /// deletes the objects it reads sees each once).
+  public func makeIterator() -> IndexingIterator<[Element]> { results.makeIterator() }
+
   /// The linking object at `position`.
   ///
   /// A position out of bounds stops with Realm's message.
@@ -155,10 +159,15 @@ public final class LinkingObjects<Element: ObjectBase>: RandomAccessCollection, 
   }
 
   /// Realm's description: `LinkingObjects<Dog> <0x…> (\n\t[0] Dog {…}\n)`, the first 100.
-  public var description: String {
+  public var description: String { description(depth: DescriptionDepth.maximum) }
+}
+
+extension LinkingObjects: NestedDescription {
+  func description(depth: Int) -> String {
     let objects = results
     return CollectionElements.describe(
-      "LinkingObjects", ObjectSchema.of(Element.self).className, address: self, count: objects.count, objects)
+      "LinkingObjects", ObjectSchema.of(Element.self).className, address: self, count: objects.count, objects,
+      depth: depth)
   }
 }
 

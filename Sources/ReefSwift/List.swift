@@ -34,6 +34,10 @@ public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<El
   public var startIndex: Int { 0 }
   public var endIndex: Int { count }
 
+  /// Iterates the list as it was when the loop began (Realm's enumeration of a snapshot): a
+  /// loop that changes the list sees each element that was there once, and ends.
+  public func makeIterator() -> ReefIterator<Element> { ReefIterator(access: access, unmanaged: storage) }
+
   /// The number of elements.
   public var count: Int { access?.elements().count ?? storage.count }
 
@@ -366,9 +370,13 @@ public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<El
   }
 
   /// Realm's description: `List<Dog> <0x…> (\n\t[0] Dog {…}\n)`, the first 100 elements.
-  public var description: String {
+  public var description: String { description(depth: DescriptionDepth.maximum) }
+}
+
+extension List: NestedDescription {
+  func description(depth: Int) -> String {
     CollectionElements.describe(
-      "List", CollectionElements.typeName(Element.self), address: self, count: count, Array(self))
+      "List", CollectionElements.typeName(Element.self), address: self, count: count, Array(self), depth: depth)
   }
 }
 

@@ -388,8 +388,8 @@ final class Attachments {
           if list?.field != step.field { list = (step.field, root.reef.listPlace(root.placeKey.child(step.field))) }
           place = list?.place
         }
-        object._managed = ManagedObject(
-          reef: root.reef, schema: schema!.schema, parent: root, step: step, knownPlace: place)
+        object.becomeManaged(
+          ManagedObject(reef: root.reef, schema: schema!.schema, parent: root, step: step, knownPlace: place))
       }
       return
     }
@@ -397,7 +397,7 @@ final class Attachments {
     for (object, base, last) in items.sorted(by: { $0.base.count < $1.base.count }) {
       guard let parent = states[base] ?? (base.isEmpty ? root : nil) else { continue }
       let state = ManagedObject(reef: root.reef, schema: object.objectSchema, parent: parent, step: last)
-      object._managed = state
+      object.becomeManaged(state)
       states[base + [last]] = state
     }
   }

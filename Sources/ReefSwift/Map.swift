@@ -143,9 +143,13 @@ public final class Map<Key: _ReefMapKey, Value: _ReefCollectionElement>: _Collec
 
   /// Realm's description: `Map<string, Dog> <0x…> (\n\t[home]: Dog {…}\n)`, the first 100
   /// entries.
-  public var description: String {
+  public var description: String { description(depth: DescriptionDepth.maximum) }
+}
+
+extension Map: NestedDescription {
+  func description(depth: Int) -> String {
     CollectionElements.describe(
-      "Map", "string, \(CollectionElements.typeName(Value.self))", address: self, count: count, pairs,
+      "Map", "string, \(CollectionElements.typeName(Value.self))", address: self, count: count, pairs, depth: depth,
       label: { _, pair in "[\(pair.key)]:" }, value: { $0.value })
   }
 }

@@ -30,6 +30,10 @@ public final class MutableSet<Element: _ReefCollectionElement>: _CollectionAcces
   public var startIndex: Int { 0 }
   public var endIndex: Int { count }
 
+  /// Iterates the set as it was when the loop began (Realm's enumeration of a snapshot): a
+  /// loop that changes the set sees each element that was there once, and ends.
+  public func makeIterator() -> ReefIterator<Element> { ReefIterator(access: access, unmanaged: storage) }
+
   /// The number of elements.
   public var count: Int { access?.elements().count ?? storage.count }
   /// Whether the set is empty.
@@ -151,9 +155,13 @@ public final class MutableSet<Element: _ReefCollectionElement>: _CollectionAcces
   }
 
   /// Realm's description: `MutableSet<Dog> <0x…> (\n\t[0] Dog {…}\n)`, the first 100 elements.
-  public var description: String {
+  public var description: String { description(depth: DescriptionDepth.maximum) }
+}
+
+extension MutableSet: NestedDescription {
+  func description(depth: Int) -> String {
     CollectionElements.describe(
-      "MutableSet", CollectionElements.typeName(Element.self), address: self, count: count, elements)
+      "MutableSet", CollectionElements.typeName(Element.self), address: self, count: count, elements, depth: depth)
   }
 }
 

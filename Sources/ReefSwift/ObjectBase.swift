@@ -13,8 +13,8 @@ open class ObjectBase: CustomStringConvertible {
   public final var _byteBase = 0
   /// The values of an unmanaged object's properties, moved here from the construction stack
   /// (one allocation per object; laid out as ``_layout`` says). Kept after the object becomes
-  /// managed (which reads the store instead) until the object goes; nil for an object made
-  /// managed.
+  /// managed (which reads the store instead) until the object goes, without the objects it
+  /// referenced (see ``becomeManaged(_:)``); nil for an object made managed.
   public final var _storage: UnsafeMutableRawPointer?
   /// The layout of ``_storage`` (one per class, never freed).
   final unowned(unsafe) var _layout: StorageLayout?
@@ -54,6 +54,19 @@ open class ObjectBase: CustomStringConvertible {
     reefStop(
       "ReefSwift: this \(type(of: object)) was made by a property initializer while a managed object was constructed, and holds no property values"
     )
+  }
+
+  /// Makes this unmanaged object managed by `state`, and lets go of the objects its values
+  /// referenced (links, embedded objects, mixed values): a managed object reads them from the
+  /// store, and unmanaged objects that referenced each other (a cycle, as Realm's tests add)
+  /// would otherwise keep each other alive for good. Its collections let go of their elements
+  /// when attached.
+  final func becomeManaged(_ state: ManagedObject) {
+    _managed = state
+    guard let storage = _storage, let layout = _layout else { return }
+    for property in state.schema.referencingProperties {
+      property.codec.releaseValue(at: storage + layout.offsets[property.ordinal])
+    }
   }
 
   /// Where the value of the property with this ordinal lies in an unmanaged object's storage.
@@ -108,23 +121,16 @@ open class ObjectBase: CustomStringConvertible {
   /// Whether `object` is this object: ``isSameObject(as:)``.
   public final func isEqual(to object: ObjectBase?) -> Bool { isSameObject(as: object) }
 
-  /// The type's name and each property's value.
-  open var description: String {
-    let schema = objectSchema
-    if isInvalidated { return "[invalid object]" }
-    var lines = ["\(schema.className) {"]
-    for property in schema.allProperties where property.shape.isStored {
-      let value = self[property.name]
-      lines.append("\t\(property.name) = \(ObjectBase.describe(value));")
-    }
-    lines.append("}")
-    return lines.joined(separator: "\n")
-  }
+  /// The type's name and each property's value. Linked objects and collections are described
+  /// in it to Realm's depth: an object nested five levels down (an object, its list, an object
+  /// of it, its list, an object of that) shows its links and lists as `<Maximum depth
+  /// exceeded>`, so that an object whose list holds itself has a finite description.
+  open var description: String { description(depth: DescriptionDepth.maximum) }
 
-  static func describe(_ value: Any?) -> String {
+  static func describe(_ value: Any?, below depth: Int) -> String {
     guard let value else { return "nil" }
     if case Optional<Any>.none = value { return "nil" }
-    if let object = value as? ObjectBase { return object.description.replacingOccurrences(of: "\n", with: "\n\t") }
+    if let nested = DescriptionDepth.nestedValue(value) { return DescriptionDepth.nested(nested, below: depth) }
     if let string = value as? String { return "\"\(string)\"" }
     return "\(value)"
   }
@@ -233,4 +239,19 @@ open class EmbeddedObject: ObjectBase {
   /// The object that embeds this one (its top-level parent's is an ``Object``); nil when
   /// unmanaged.
   public final var parent: ObjectBase? { _managed?.parent?.makeObject() }
+}
+
+extension ObjectBase: NestedDescription {
+  func description(depth: Int) -> String {
+    if isInvalidated { return "[invalid object]" }
+    if depth <= 0 { return DescriptionDepth.exceeded }
+    let schema = objectSchema
+    var lines = ["\(schema.className) {"]
+    for property in schema.allProperties where property.shape.isStored {
+      let value = self[property.name]
+      lines.append("\t\(property.name) = \(ObjectBase.describe(value, below: depth));")
+    }
+    lines.append("}")
+    return lines.joined(separator: "\n")
+  }
 }

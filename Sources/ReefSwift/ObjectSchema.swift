@@ -30,6 +30,10 @@ public final class ObjectSchema: CustomStringConvertible, Equatable, @unchecked 
   /// Collection properties declared without `@Persisted` (`let dogs = List<Dog>()`, the older
   /// API's form): they would store nothing, so the schema check refuses them.
   let undeclaredCollections: [String]
+  /// The stored properties whose unmanaged values may hold objects: links, embedded objects and
+  /// mixed values, not in a collection (a collection lets go of its elements itself when its
+  /// object becomes managed). See ``ObjectBase/becomeManaged(_:)``.
+  let referencingProperties: [Property]
 
   init(objectClass: ObjectBase.Type) {
     self.objectClass = objectClass
@@ -65,6 +69,9 @@ public final class ObjectSchema: CustomStringConvertible, Equatable, @unchecked 
     allProperties = found
     properties = found.filter { $0.shape.isStored }
     computedProperties = found.filter { !$0.shape.isStored }
+    referencingProperties = properties.filter { property in
+      !property.isArray && !property.isSet && !property.isMap && (property.type == .object || property.type == .any)
+    }
     undeclaredCollections = undeclared
     let ignored = Set((objectClass as? Object.Type)?.ignoredProperties() ?? [])
     ignoredPersisted = found.map(\.name).filter(ignored.contains)

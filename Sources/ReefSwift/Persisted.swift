@@ -159,6 +159,10 @@ class PropertyCodec {
   func collection(at pointer: UnsafeMutableRawPointer) -> ManagedCollection? { fatalError("abstract") }
   /// Realm's message for a value a `FailableCustomPersistable` refuses; nil for other values.
   func refusal(_ value: Any?) -> String? { nil }
+  /// Sets an unmanaged object's value back to the type's default, letting go of what it
+  /// referenced (for an object that became managed, which reads the store instead); a
+  /// collection accessor is left as it is (it is the managed object's).
+  func releaseValue(at pointer: UnsafeMutableRawPointer) { fatalError("abstract") }
   /// Whether a managed object's stored value fits the property (reading it does not stop).
   func fits(_ owner: ManagedObject, _ property: Property, in document: Document) -> Bool { fatalError("abstract") }
 }
@@ -260,6 +264,10 @@ final class TypedCodec<Value: _Persistable>: PropertyCodec {
     return true
   }
   override func get(_ owner: ManagedObject, _ property: Property) -> Any { Value._reefGet(owner, property) }
+  override func releaseValue(at pointer: UnsafeMutableRawPointer) {
+    guard !holdsCollections else { return }
+    pointer.assumingMemoryBound(to: Value.self).pointee = Value._reefDefault()
+  }
   override func set(_ owner: ManagedObject, _ property: Property, _ value: Any) -> Bool {
     guard let value = coerce(value) else { return false }
     Value._reefSet(owner, property, value)

@@ -130,7 +130,7 @@ extension Reef {
         state.setAccessor(property.ordinal, collection as AnyObject)
       }
     }
-    object._managed = state
+    object.becomeManaged(state)
     attachments.attach(to: state)
     return identity
   }

@@ -539,8 +539,13 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
   /// Realm's description: `Results<Dog> <0x…> (\n\t[0] Dog {…}\n)`, the first 100 objects,
   /// each indented one level.
-  public var description: String {
-    CollectionElements.describe("Results", schema.className, address: snapshot, count: count, prefix(100))
+  public var description: String { description(depth: DescriptionDepth.maximum) }
+}
+
+extension Results: NestedDescription {
+  func description(depth: Int) -> String {
+    CollectionElements.describe(
+      "Results", schema.className, address: snapshot, count: count, prefix(100), depth: depth)
   }
 }
 

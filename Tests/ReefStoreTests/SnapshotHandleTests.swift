@@ -34,6 +34,31 @@ import Testing
     #expect(try snapshot.collection("c").find(["x": 1]).toArray().isEmpty)
     #expect(try store.read { try $0.collection("c").count() } == 10)
   }
+
+  /// No collection exists when the snapshot begins; another thread makes the first (and with
+  /// it the catalog). For the snapshot the collection is missing, as it is from its version,
+  /// instead of LMDB's EINVAL ("read: Invalid argument") from the catalog's newer handle.
+  @Test func aSnapshotTakenBeforeTheFirstCollectionReadsItAsMissing() throws {
+    let temporary = try TemporaryStore()
+    let store = temporary.store
+    let snapshot = try store.beginRead()
+    defer { snapshot.end() }
+    let made = DispatchSemaphore(value: 0)
+    let failure = LockedList()
+    Thread {
+      do {
+        try store.write { _ = try $0.collection("first").insert(["_id": 1, "x": 1]) }
+      } catch {
+        failure.append("\(error)")
+      }
+      made.signal()
+    }.start()
+    made.wait()
+    #expect(failure.items.isEmpty, "\(failure.items)")
+    #expect(try snapshot.collection("first").count() == 0)
+    #expect(try snapshot.collection("first").find(["x": 1]).toArray().isEmpty)
+    #expect(try store.read { try $0.collection("first").count() } == 1)
+  }
 }
 
 /// Strings appended from several threads.
