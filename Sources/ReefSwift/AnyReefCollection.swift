@@ -78,6 +78,17 @@ public struct AnyReefCollection<Element: Object>: ReefCollection {
   /// The average of a numeric property over the objects, or nil when there is none.
   public func average<T: BinaryFloatingPoint>(ofProperty property: String) -> T? { box.average(property) }
 
+  /// The wrapped collection's `value(forKey:)`: each object's value for `key` (a set's as a set).
+  ///
+  /// - Complexity: O(n) in the number of objects.
+  public func value(forKey key: String) -> Any? { box.value(forKeyPath: key) }
+
+  /// The wrapped collection's `value(forKeyPath:)`: each object's value at the path, or what a
+  /// collection operator computes (see ``ReefCollection/value(forKeyPath:)``).
+  ///
+  /// - Complexity: O(n) in the number of objects.
+  public func value(forKeyPath keyPath: String) -> Any? { box.value(forKeyPath: keyPath) }
+
   /// Calls `block` with the wrapped collection's changes, each carrying the collection erased
   /// (see the wrapped type's `observe`); on `queue` when one is given.
   public func observe(
@@ -139,6 +150,7 @@ class AnyCollectionBox<Element: Object> {
   func max<T: _ReefScalar>(_ property: String) -> T? { fatalError("abstract") }
   func sum<T: _ReefScalar & AdditiveArithmetic>(_ property: String) -> T { fatalError("abstract") }
   func average<T: BinaryFloatingPoint>(_ property: String) -> T? { fatalError("abstract") }
+  func value(forKeyPath keyPath: String) -> Any? { fatalError("abstract") }
   func observe(
     keyPaths: [String]?, on queue: DispatchQueue?,
     _ block: @escaping (ReefCollectionChange<AnyReefCollection<Element>>) -> Void
@@ -181,6 +193,10 @@ final class CollectionBox<Base: ReefCollection>: AnyCollectionBox<Base.Element> 
   override func max<T: _ReefScalar>(_ property: String) -> T? { base.max(ofProperty: property) }
   override func sum<T: _ReefScalar & AdditiveArithmetic>(_ property: String) -> T { base.sum(ofProperty: property) }
   override func average<T: BinaryFloatingPoint>(_ property: String) -> T? { base.average(ofProperty: property) }
+  override func value(forKeyPath keyPath: String) -> Any? {
+    if let collection = base as? KeyValueCodingCollection { return collection.value(forKeyPath: keyPath) }
+    return CollectionKeyValueCoding.value(of: base, forKeyPath: keyPath)
+  }
   override func observe(
     keyPaths: [String]?, on queue: DispatchQueue?,
     _ block: @escaping (ReefCollectionChange<AnyReefCollection<Base.Element>>) -> Void

@@ -8,6 +8,29 @@ protocol KeyValueCodingCollection {
 
 /// The element-wise reads and writes the collections share.
 enum CollectionKeyValueCoding {
+  /// The value at `keyPath` of a collection: for a path that begins with a collection operator
+  /// (`@count`, `@sum.age`...), what the operator computes (see ``CollectionOperator``);
+  /// otherwise each element's value, as ``values(of:forKeyPath:)``.
+  static func value<S: Sequence>(of elements: S, forKeyPath keyPath: String) -> Any? {
+    if keyPath.hasPrefix("@") { return CollectionOperator.value(of: elements, forKeyPath: keyPath) }
+    return values(of: elements, forKeyPath: keyPath)
+  }
+
+  /// The distinct values at `keyPath` of a set's elements, as a set, nil values left out (as
+  /// `NSSet` gives them); a collection operator's value for a path that begins with one.
+  static func setValue<S: Sequence>(of elements: S, forKeyPath keyPath: String) -> Any? {
+    if keyPath.hasPrefix("@") { return CollectionOperator.value(of: elements, forKeyPath: keyPath) }
+    var set = Set<AnyHashable>()
+    for value in values(of: elements, forKeyPath: keyPath) {
+      guard let value = DynamicValue.unwrap(value) else { continue }
+      guard let hashable = value as? AnyHashable else {
+        reefStop("Invalid key path '\(keyPath)' for a set: its values of type '\(type(of: value))' cannot be in a set")
+      }
+      set.insert(hashable)
+    }
+    return set
+  }
+
   /// Each element's value at `keyPath`, in order: `"self"` is the element itself (a number as an
   /// `NSNumber`, as ``ObjectBase/value(forKey:)`` returns it); any other path is read on each
   /// element, which must then be an object.
@@ -45,11 +68,13 @@ extension List: KeyValueCodingCollection {
   public func value(forKey key: String) -> Any? { value(forKeyPath: key) }
 
   /// Each element's value at a dotted path (see ``ObjectBase/value(forKeyPath:)``), as an array
-  /// in list order.
+  /// in list order; a path that begins with a collection operator (`@count`, `@sum.pages`,
+  /// `@max.price`, `@unionOfObjects.title`...) gives what it computes, as Foundation's
+  /// collection operators do (see ``ReefCollection/value(forKeyPath:)``).
   ///
   /// - Complexity: O(n) in the number of elements.
   public func value(forKeyPath keyPath: String) -> Any? {
-    CollectionKeyValueCoding.values(of: self, forKeyPath: keyPath)
+    CollectionKeyValueCoding.value(of: self, forKeyPath: keyPath)
   }
 
   /// Sets `value` for `key` on every object of the list (in a write transaction when managed).
@@ -62,16 +87,19 @@ extension List: KeyValueCodingCollection {
 }
 
 extension MutableSet: KeyValueCodingCollection {
-  /// Each element's value for `key`, as an array in the set's order.
+  /// The elements' distinct values for `key`, as a `Set<AnyHashable>` (nil values left out), as
+  /// Realm's set gives an `NSSet`: `set.value(forKey: "name") as! Set<String>`.
   ///
   /// - Complexity: O(n) in the number of elements.
   public func value(forKey key: String) -> Any? { value(forKeyPath: key) }
 
-  /// Each element's value at a dotted path, as an array in the set's order.
+  /// The elements' distinct values at a dotted path, as a `Set<AnyHashable>`; a path that begins
+  /// with a collection operator (`@count`, `@sum.pages`...) gives what it computes (see
+  /// ``ReefCollection/value(forKeyPath:)``).
   ///
   /// - Complexity: O(n) in the number of elements.
   public func value(forKeyPath keyPath: String) -> Any? {
-    CollectionKeyValueCoding.values(of: self, forKeyPath: keyPath)
+    CollectionKeyValueCoding.setValue(of: self, forKeyPath: keyPath)
   }
 
   /// Sets `value` for `key` on every object of the set.
@@ -88,11 +116,12 @@ extension LinkingObjects: KeyValueCodingCollection {
   /// - Complexity: O(n) in the number of linking objects.
   public func value(forKey key: String) -> Any? { value(forKeyPath: key) }
 
-  /// Each linking object's value at a dotted path, as an array.
+  /// Each linking object's value at a dotted path, as an array; a path that begins with a
+  /// collection operator gives what it computes (see ``ReefCollection/value(forKeyPath:)``).
   ///
   /// - Complexity: O(n) in the number of linking objects.
   public func value(forKeyPath keyPath: String) -> Any? {
-    CollectionKeyValueCoding.values(of: results, forKeyPath: keyPath)
+    CollectionKeyValueCoding.value(of: results, forKeyPath: keyPath)
   }
 
   /// Sets `value` for `key` on every linking object (in a write transaction).
@@ -110,11 +139,12 @@ extension Results: KeyValueCodingCollection {
   /// - Complexity: O(n) in the number of objects.
   public func value(forKey key: String) -> Any? { value(forKeyPath: key) }
 
-  /// Each object's value at a dotted path, as an array in the results' order.
+  /// Each object's value at a dotted path, as an array in the results' order; a path that begins
+  /// with a collection operator gives what it computes (see ``ReefCollection/value(forKeyPath:)``).
   ///
   /// - Complexity: O(n) in the number of objects.
   public func value(forKeyPath keyPath: String) -> Any? {
-    CollectionKeyValueCoding.values(of: self, forKeyPath: keyPath)
+    CollectionKeyValueCoding.value(of: self, forKeyPath: keyPath)
   }
 
   /// Sets `value` for `key` on every object of the results (in a write transaction); the
@@ -172,11 +202,24 @@ extension ReefCollection {
   /// - Complexity: O(n) in the number of objects.
   public func value(forKey key: String) -> Any? { value(forKeyPath: key) }
 
-  /// Each object's value at a dotted path, as an array in the collection's order.
+  /// Each object's value at a dotted path, as an array in the collection's order; a path that
+  /// begins with one of Foundation's collection operators gives what it computes, as Realm's
+  /// collections do:
+  ///
+  /// ```swift
+  /// people.value(forKeyPath: "@count") as! NSNumber        // the number of objects
+  /// people.value(forKeyPath: "@avg.age") as! NSNumber      // also @sum, @min, @max
+  /// people.value(forKeyPath: "@distinctUnionOfObjects.city") as! [String]
+  /// ```
+  /// `@sum` and `@avg` give an `NSNumber` (an integer sum when every value is an integer; a
+  /// `Decimal128` for decimals), `@min` and `@max` the value itself, the unions an array
+  /// (`@unionOfArrays` and `@distinctUnionOfArrays` flatten collections); nil values are left
+  /// out. `@avg`, `@min` and `@max` of no values are nil, `@sum` is 0. Another operator stops
+  /// with Realm's message ("Unsupported KVC collection operator found in key path '@x'").
   ///
   /// - Complexity: O(n) in the number of objects.
   public func value(forKeyPath keyPath: String) -> Any? {
-    CollectionKeyValueCoding.values(of: self, forKeyPath: keyPath)
+    CollectionKeyValueCoding.value(of: self, forKeyPath: keyPath)
   }
 
   /// Sets `value` for `key` on every object of the collection (in a write transaction).
