@@ -1,0 +1,67 @@
+import Foundation
+import ReefBSON
+import ReefSwift
+import ReefTestSupport
+import Testing
+
+@Suite struct RealmSpellingTests {
+  @Test func anObjectIdParsesFromItsHexadecimalString() throws {
+    let id = try ObjectId(string: "64B7F1A2C3D4E5F601234567")
+    #expect(id.stringValue == "64b7f1a2c3d4e5f601234567")
+    #expect(try ObjectId(string: id.stringValue) == id)
+    for bad in ["", "64b7f1a2c3d4e5f60123456", "64b7f1a2c3d4e5f60123456z"] {
+      #expect {
+        try ObjectId(string: bad)
+      } throws: { error in
+        (error as? ReefError)?.message == "Invalid Object ID string '\(bad)': must be 24 hex digits"
+      }
+    }
+  }
+
+  @Test func aMigrationBlockHasRealmsTypeName() throws {
+    let directory = makeTemporaryDirectory("reef-swift", removedAtExit: true)
+    let url = URL(fileURLWithPath: directory + "/migrated.reef")
+    do {
+      let first = try Reef(configuration: Reef.Configuration(fileURL: url, objectTypes: cellarTypes))
+      try first.write { first.create(Bottle.self, value: ["id": 1]) }
+    }
+    var calls: [UInt64] = []
+    let block: MigrationBlock = { migration, old in
+      calls.append(old)
+      let enumerate: MigrationObjectEnumerateBlock = { _, new in new?["label"] = "migrated" }
+      migration.enumerateObjects(ofType: "Bottle", enumerate)
+    }
+    let configuration = Reef.Configuration(
+      fileURL: url, schemaVersion: 1, migrationBlock: block, objectTypes: cellarTypes)
+    let migrated = try Reef(configuration: configuration)
+    #expect(calls == [0])
+    #expect(migrated.objects(Bottle.self).map { $0.label } == ["migrated"])
+  }
+
+  @Test func aListIsReadLiveByNameAsDynamicObjects() throws {
+    let (reef, cellar) = try openCellar()
+    let list = cellar.dynamicList("bottles")
+    #expect(list.count == 3 && list[1]["label"] as? String == "Tokaji")
+    try reef.write { cellar.bottles.remove(at: 0) }
+    #expect(list.count == 2, "the object's own list, live")
+    let dynamic = try #require(reef.dynamicObject(ofType: "Cellar", forPrimaryKey: 1))
+    #expect(dynamic.dynamicList("bottles").map { $0["id"] as? Int } == [2, 3])
+    #expect(dynamic.dynamicMutableSet("racks").count == 3)
+  }
+
+  @Test func aCopyIsWrittenForAConfigurationAndASeedFileIsCopiedOnFirstOpen() throws {
+    let (reef, _) = try openCellar()
+    let directory = makeTemporaryDirectory("reef-swift", removedAtExit: true)
+    var copy = Reef.Configuration(fileURL: URL(fileURLWithPath: directory + "/copy.reef"))
+    copy.objectTypes = cellarTypes
+    try reef.writeCopy(configuration: copy)
+    #expect(try Reef(configuration: copy).objects(Bottle.self).count == 3)
+    var seeded = Reef.Configuration(fileURL: URL(fileURLWithPath: directory + "/seeded.reef"))
+    seeded.objectTypes = cellarTypes
+    seeded.seedFilePath = copy.fileURL
+    let opened = try Reef(configuration: seeded)
+    #expect(opened.objects(Bottle.self).count == 3)
+    try opened.write { opened.deleteAll() }
+    #expect(try Reef(configuration: seeded).objects(Bottle.self).isEmpty, "a file already there is kept")
+  }
+}
