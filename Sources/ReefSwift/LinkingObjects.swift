@@ -155,12 +155,17 @@ public final class LinkingObjects<Element: ObjectBase>: RandomAccessCollection, 
   }
 
   /// Realm's description: `LinkingObjects<Dog> <0x…> (\n\t[0] Dog {…}\n)`, the first 100.
-  public var description: String {
+  public var description: String { description(depth: CollectionElements.descriptionDepth) }
+
+  func description(depth: Int) -> String {
     let objects = results
     return CollectionElements.describe(
-      "LinkingObjects", ObjectSchema.of(Element.self).className, address: self, count: objects.count, objects)
+      "LinkingObjects", ObjectSchema.of(Element.self).className, address: self, count: objects.count, objects,
+      depth: depth)
   }
 }
+
+extension LinkingObjects: DepthDescribable {}
 
 extension LinkingObjects where Element: Object {
   /// The linking objects as live ``Results`` of the origin type (in the store's order).

@@ -108,25 +108,39 @@ open class ObjectBase: CustomStringConvertible {
   /// Whether `object` is this object: ``isSameObject(as:)``.
   public final func isEqual(to object: ObjectBase?) -> Bool { isSameObject(as: object) }
 
-  /// The type's name and each property's value.
-  open var description: String {
+  /// The type's name and each property's value, in Realm's form: strings unquoted, booleans as
+  /// `0` and `1`, nil as `(null)`, data as its first bytes in hexadecimal, linked and embedded
+  /// objects and collections nested (five levels deep, then `<Maximum depth exceeded>`).
+  open var description: String { description(depth: CollectionElements.descriptionDepth) }
+
+  /// The description, `depth` levels deep (see ``description``).
+  final func description(depth: Int) -> String {
+    guard depth > 0 else { return "<Maximum depth exceeded>" }
     let schema = objectSchema
     if isInvalidated { return "[invalid object]" }
     var lines = ["\(schema.className) {"]
     for property in schema.allProperties where property.shape.isStored {
-      let value = self[property.name]
-      lines.append("\t\(property.name) = \(ObjectBase.describe(value));")
+      let value = ObjectBase.describe(self[property.name], property, depth: depth - 1)
+      lines.append("\t\(property.name) = \(value.replacingOccurrences(of: "\n", with: "\n\t"));")
     }
     lines.append("}")
     return lines.joined(separator: "\n")
   }
 
-  static func describe(_ value: Any?) -> String {
-    guard let value else { return "nil" }
-    if case Optional<Any>.none = value { return "nil" }
-    if let object = value as? ObjectBase { return object.description.replacingOccurrences(of: "\n", with: "\n\t") }
-    if let string = value as? String { return "\"\(string)\"" }
-    return "\(value)"
+  /// A property's value as an object's description shows it (see ``description``).
+  static func describe(_ value: Any?, _ property: Property, depth: Int) -> String {
+    guard let value = DynamicValue.unwrap(value) else { return "(null)" }
+    if let number = value as? NSNumber {
+      switch property.type {
+      case .bool: return number.boolValue ? "1" : "0"
+      case .int: return "\(number.int64Value)"
+      case .float: return "\(number.floatValue)"
+      case .double: return "\(number.doubleValue)"
+      default: break
+      }
+    }
+    if let bool = value as? Bool { return bool ? "1" : "0" }
+    return CollectionElements.describe(value, depth: depth)
   }
 
   // MARK: Counting properties
@@ -234,3 +248,5 @@ open class EmbeddedObject: ObjectBase {
   /// unmanaged.
   public final var parent: ObjectBase? { _managed?.parent?.makeObject() }
 }
+
+extension ObjectBase: DepthDescribable {}

@@ -539,10 +539,14 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
   /// Realm's description: `Results<Dog> <0x…> (\n\t[0] Dog {…}\n)`, the first 100 objects,
   /// each indented one level.
-  public var description: String {
-    CollectionElements.describe("Results", schema.className, address: snapshot, count: count, prefix(100))
+  public var description: String { description(depth: CollectionElements.descriptionDepth) }
+
+  func description(depth: Int) -> String {
+    CollectionElements.describe("Results", schema.className, address: snapshot, count: count, prefix(100), depth: depth)
   }
 }
+
+extension Results: DepthDescribable {}
 
 /// A sort key for ``Results/sorted(by:)``: a property path and a direction.
 public struct SortDescriptor: Hashable, Sendable, ExpressibleByStringLiteral {
