@@ -108,6 +108,9 @@ extension Reef {
     -> DynamicObject
   {
     requireWriteTransaction()
+    if let named = schema(named: typeName) ?? ObjectSchema.named(typeName), named.isEmbedded {
+      reefStop("Embedded objects cannot be created directly")
+    }
     let schema = dynamicSchema(typeName)
     guard let objectClass = schema.objectClass as? Object.Type else {
       reefStop("Object type '\(typeName)' is not managed by the Reef.")
