@@ -34,6 +34,10 @@ extension ObjectBase: Hashable {
     hasher.combine(current.id)
   }
 
+  /// The object's hash value, as Realm's `hash` (`NSObject`'s): equal for objects that are
+  /// ``==``.
+  public var hash: Int { hashValue }
+
   /// Whether ``==`` compares the stored object rather than the instance: a managed object of a
   /// type with a primary key, or a frozen one (Realm's rule).
   private var comparesByStoredObject: Bool {

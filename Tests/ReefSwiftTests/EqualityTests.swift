@@ -27,6 +27,7 @@ import Testing
     #expect(ann !== again, "two accessors")
     #expect(ann == again && ann.isSameObject(as: again))
     #expect(ann.hashValue == again.hashValue)
+    #expect(ann.hash == again.hash, "Realm's spelling of the hash value")
     #expect(ann != bob)
     #expect(Set([ann, again, bob]).count == 2)
     #expect(reef.objects(Person.self).firstIndex(of: bob) == 1)
