@@ -22,6 +22,10 @@ import Testing
     #expect(list.hasSuffix("\n)"))
     let results = reef.objects(Bottle.self).filter("id == 1").description
     #expect(results.hasPrefix("Results<Bottle> <0x") && results.contains("\t[0] Bottle {\n\t\tid = 1;"), "\(results)")
+    let (_, stocked) = try openCellar()
+    let byName = stocked.byName.description
+    #expect(byName.hasPrefix("Map<string, Bottle> <0x"), "\(byName)")
+    #expect(byName.contains("\t[b2]: Bottle {\n\t\tid = 2;\n\t\tlabel = Tokaji;"), "\(byName)")
     let stock = cellar.stock.description
     #expect(stock.contains("\t[red]: 12") && stock.contains("\t[white]: 3"), "\(stock)")
     let tags = List<String?>()

@@ -26,15 +26,23 @@ import Testing
       try first.write { first.create(Bottle.self, value: ["id": 1]) }
     }
     var calls: [UInt64] = []
+    var linkedBack = false
     let block: MigrationBlock = { migration, old in
       calls.append(old)
-      let enumerate: MigrationObjectEnumerateBlock = { _, new in new?["label"] = "migrated" }
+      let cellar = migration.create("Cellar", value: ["id": 7, "name": "new"])
+      let enumerate: MigrationObjectEnumerateBlock = { _, new in
+        guard let new else { return }
+        new["label"] = "migrated"
+        new["cellar"] = cellar
+        linkedBack = (new["cellar"] as? MigrationObject)?.isSameObject(as: cellar) ?? false
+      }
       migration.enumerateObjects(ofType: "Bottle", enumerate)
     }
     let configuration = Reef.Configuration(
       fileURL: url, schemaVersion: 1, migrationBlock: block, objectTypes: cellarTypes)
     let migrated = try Reef(configuration: configuration)
     #expect(calls == [0])
+    #expect(linkedBack, "two migration objects of one stored object are the same object")
     #expect(migrated.objects(Bottle.self).map { $0.label } == ["migrated"])
   }
 
@@ -63,5 +71,41 @@ import Testing
     #expect(opened.objects(Bottle.self).count == 3)
     try opened.write { opened.deleteAll() }
     #expect(try Reef(configuration: seeded).objects(Bottle.self).isEmpty, "a file already there is kept")
+  }
+}
+
+class KeyLocker: Object {
+  @Persisted(primaryKey: true) var number: Int?
+  @Persisted var owner = ""
+}
+
+class Cubby: Object {
+  @Persisted(primaryKey: true) var code: String?
+  @Persisted var owner = ""
+}
+
+@Suite struct OptionalPrimaryKeyTests {
+  @Test func anOptionalIntPrimaryKeyFindsTheObjectWithNil() throws {
+    let (reef, _) = try openReef("lockers", types: [KeyLocker.self, Cubby.self])
+    try reef.write {
+      reef.create(KeyLocker.self, value: [NSNull(), "a"])
+      reef.create(KeyLocker.self, value: [2, "b"])
+    }
+    #expect(reef.object(ofType: KeyLocker.self, forPrimaryKey: NSNull())?.owner == "a")
+    #expect(reef.object(ofType: KeyLocker.self, forPrimaryKey: nil as Int?)?.owner == "a")
+    #expect(reef.object(ofType: KeyLocker.self, forPrimaryKey: 2)?.owner == "b")
+    #expect(reef.object(ofType: KeyLocker.self, forPrimaryKey: 0) == nil)
+  }
+
+  @Test func anOptionalStringPrimaryKeyFindsTheObjectWithNil() throws {
+    let (reef, _) = try openReef("cubbies", types: [KeyLocker.self, Cubby.self])
+    try reef.write {
+      reef.create(Cubby.self, value: [NSNull(), "a"])
+      reef.create(Cubby.self, value: ["b", "b"])
+    }
+    #expect(reef.object(ofType: Cubby.self, forPrimaryKey: NSNull())?.owner == "a")
+    #expect(reef.object(ofType: Cubby.self, forPrimaryKey: nil as String?)?.owner == "a")
+    #expect(reef.object(ofType: Cubby.self, forPrimaryKey: "b")?.owner == "b")
+    #expect(reef.object(ofType: Cubby.self, forPrimaryKey: "c") == nil)
   }
 }
