@@ -15,6 +15,16 @@ import Testing
     #expect(cellar.description.contains("\tstock = Map<string, int> <0x"))
   }
 
+  @Test func anObjectWithoutAPrimaryKeyShowsOnlyItsDeclaredProperties() throws {
+    let (reef, _) = try openReef()
+    let rex = Dog()
+    rex.name = "Rex"
+    rex.age = 3
+    #expect(rex.description == "Dog {\n\tname = Rex;\n\tage = 3;\n\tbreed = (null);\n}")
+    try reef.write { reef.add(rex) }
+    #expect(rex.description == "Dog {\n\tname = Rex;\n\tage = 3;\n\tbreed = (null);\n}", "no hidden _id")
+  }
+
   @Test func collectionsAreDescribedInRealmsForm() throws {
     let (reef, cellar) = try openCellarForDescriptions()
     let list = cellar.bottles.description
