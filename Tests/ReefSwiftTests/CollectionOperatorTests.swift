@@ -126,6 +126,7 @@ func openCellar() throws -> (Reef, Cellar) {
     b["x"] = 2
     #expect(a != b && !a.isEqual(b) && !a.isEqual(nil))
     #expect(a != cellar.stock, "an unmanaged map is not a managed one")
+    #expect(Dictionary(uniqueKeysWithValues: cellar.stock.map { ($0.key, $0.value) }) == ["red": 12, "white": 3])
   }
 
   @Test func queriesReadTheKeysAndValuesOfAMap() throws {
