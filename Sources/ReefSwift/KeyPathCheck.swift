@@ -77,14 +77,16 @@ enum KeyPathCheck {
 }
 
 extension ObjectSchema {
-  /// Stops, with Realm's message, when a sort or distinct key path names no property, or goes
-  /// through a collection (a `List`, `MutableSet`, `Map` or `LinkingObjects`: Realm sorts and
-  /// distincts by one value per object).
-  func requireSortable(_ keyPath: String) {
+  /// Stops, with Realm's message, when a sort or distinct key path names no property, or, for
+  /// a distinct key path (`distinct` true), goes through a collection (a `List`, `MutableSet`,
+  /// `Map` or `LinkingObjects`: Realm distincts by one value per object). A sort through an
+  /// array follows MongoDB's order for arrays.
+  func requireSortable(_ keyPath: String, distinct: Bool = false) {
     if let unknown = KeyPathCheck.unknown(in: keyPath, of: self) {
       reefStop(
         "Cannot sort on key path '\(keyPath)': property '\(unknown.typeName).\(unknown.name)' does not exist.")
     }
+    guard distinct else { return }
     var current: ObjectSchema? = self
     for name in keyPath.split(separator: ".").map(String.init) {
       guard let type = current, let property = type.property(named: name) else { return }

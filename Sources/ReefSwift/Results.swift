@@ -545,7 +545,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   /// message.
   public func distinct<S: Sequence>(by keyPaths: S) -> Results where S.Element == String {
     let paths = Array(keyPaths)
-    for path in paths { schema.requireSortable(path) }
+    for path in paths { schema.requireSortable(path, distinct: true) }
     return with(distinctPaths: paths.map { FieldMapping(schema).map(FieldPath($0)).description })
   }
 

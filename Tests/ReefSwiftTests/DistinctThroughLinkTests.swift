@@ -16,11 +16,11 @@ import Testing
     #expect(bottles.distinct(by: ["label"]).map(\.id) == [1, 2, 4])
   }
 
-  @Test func sortingThroughAListStopsWithRealmsMessage() async {
+  @Test func distinctThroughAListStopsWithRealmsMessage() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       runOrExitCleanly {
         let (reef, _) = try openReef("cellar", types: [Bottle.self, Cellar.self])
-        _ = reef.objects(Cellar.self).sorted(byKeyPath: "bottles.volume")
+        _ = reef.objects(Cellar.self).distinct(by: ["bottles.volume"])
       }
     }
     let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
