@@ -23,10 +23,14 @@ import Testing
     let url = URL(fileURLWithPath: directory + "/migrated.reef")
     do {
       let first = try Reef(configuration: Reef.Configuration(fileURL: url, objectTypes: cellarTypes))
-      try first.write { first.create(Bottle.self, value: ["id": 1]) }
+      try first.write {
+        let bottle = first.create(Bottle.self, value: ["id": 1])
+        first.create(Cellar.self, value: ["id": 1, "bottles": [bottle]])
+      }
     }
     var calls: [UInt64] = []
     var linkedBack = false
+    var listCounts: [Int] = []
     let block: MigrationBlock = { migration, old in
       calls.append(old)
       let cellar = migration.create("Cellar", value: ["id": 7, "name": "new"])
@@ -37,13 +41,26 @@ import Testing
         linkedBack = (new["cellar"] as? MigrationObject)?.isSameObject(as: cellar) ?? false
       }
       migration.enumerateObjects(ofType: "Bottle", enumerate)
+      migration.enumerateObjects(ofType: "Cellar") { _, new in
+        guard let new else { return }
+        let list = new.dynamicList("bottles")
+        listCounts.append(list.count)
+        new["bottles"] = [MigrationObject]()
+        listCounts.append(list.count)
+        new["bottles"] = [migration.create("Bottle", value: ["id": 9]), migration.create("Bottle", value: ["id": 8])]
+        listCounts.append(list.count)
+      }
     }
     let configuration = Reef.Configuration(
       fileURL: url, schemaVersion: 1, migrationBlock: block, objectTypes: cellarTypes)
     let migrated = try Reef(configuration: configuration)
     #expect(calls == [0])
     #expect(linkedBack, "two migration objects of one stored object are the same object")
-    #expect(migrated.objects(Bottle.self).map { $0.label } == ["migrated"])
+    #expect(listCounts == [1, 0, 2], "a list given out follows the property's assignments")
+    #expect(migrated.object(ofType: Cellar.self, forPrimaryKey: 1)?.bottles.map(\.id) == [9, 8])
+    #expect(
+      migrated.objects(Bottle.self).sorted(byKeyPath: "id").map { $0.label } == ["migrated", "", ""],
+      "objects created in the migration are not enumerated")
   }
 
   @Test func aListIsReadLiveByNameAsDynamicObjects() throws {
