@@ -16,6 +16,8 @@ indirect enum CompiledTest: @unchecked Sendable {
   case exists(Bool)
   case size(Int)
   case not(CompiledTest)
+  case anyFieldValue(CompiledTest)
+  case anyFieldName(CompiledTest)
 
   @inlinable func test(_ value: RawValue) -> Bool {
     switch self {
@@ -58,7 +60,28 @@ indirect enum CompiledTest: @unchecked Sendable {
       return value.isArray && value.elementCount == size
     case .not(let test):
       return !test.test(value)
+    case .anyFieldValue(let test):
+      guard value.isDocument else { return false }
+      var fields = RawElements(value)
+      while let field = fields.next() {
+        if test.test(field.value) { return true }
+      }
+      return false
+    case .anyFieldName(let test):
+      guard value.isDocument else { return false }
+      return CompiledTest.anyFieldName(of: value, passes: test)
     }
+  }
+
+  /// Whether a field name of `document`, as a BSON string, passes `test`.
+  @usableFromInline static func anyFieldName(of document: RawValue, passes test: CompiledTest) -> Bool {
+    var fields = RawElements(document)
+    while let field = fields.next() {
+      let name = String(decoding: UnsafeRawBufferPointer(start: field.key, count: field.keyLength), as: UTF8.self)
+      let literal = Literal(.string(name))
+      if withExtendedLifetime(literal, { test.test(literal.value) }) { return true }
+    }
+    return false
   }
 
   /// MongoDB's comparison of a found value with a literal: same canonical type only (type

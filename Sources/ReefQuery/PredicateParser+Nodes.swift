@@ -37,6 +37,16 @@ extension PredicateParser {
       }
     case .subquery(let list, let query):
       return try countLike(op, rhs, numeric: true, what: "SUBQUERY(…).@count") { .subquery(list, query, $0, $1) }
+    case .mapEntries(let path, let keys):
+      // ANY (the default): some entry passes; ALL: none fails (true for an empty map); NONE: none
+      // passes.
+      let test = try valueTest(op, rhs)
+      func entries(_ test: ValueTest) -> ValueTest { keys ? .anyFieldName(test) : .anyFieldValue(test) }
+      switch lhs.quantifier?.0 ?? .any {
+      case .all: return .match(path, .not(entries(.not(test))), .any)
+      case .none: return .match(path, .not(entries(test)), .any)
+      case .any, .mongo: return .match(path, entries(test), .any)
+      }
     case .value, .list:
       throw error(
         .syntax,

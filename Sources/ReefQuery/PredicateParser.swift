@@ -203,6 +203,9 @@ struct PredicateParser {
     case path(FieldPath)
     case aggregate(FieldPath, Aggregate, subpath: FieldPath?)
     case subquery(FieldPath, QueryNode)
+    /// `map.@allKeys` (`keys` true) or `map.@allValues`: the names or the values of the map's
+    /// entries.
+    case mapEntries(FieldPath, keys: Bool)
     /// A literal or an argument (`argument` names it for messages).
     case value(BSON, argument: String?)
     /// `{a, b, c}`.
@@ -210,7 +213,7 @@ struct PredicateParser {
 
     var isKeyPath: Bool {
       switch self {
-      case .path, .aggregate, .subquery: true
+      case .path, .aggregate, .subquery, .mapEntries: true
       case .value, .list: false
       }
     }
@@ -365,7 +368,10 @@ struct PredicateParser {
       throw error(.syntax, "expected \(expected) but found \(token.described)", at: token)
     }
     if let (_, quantifierToken) = quantifier {
-      guard case .path = kind else {
+      // A key path, or a map's keys or values (`ANY prices.@allValues > 10`).
+      switch kind {
+      case .path, .mapEntries: break
+      default:
         throw error(
           .syntax,
           "'\(quantifierToken.text)' applies to a key path, not to the aggregate \(token.described)",
@@ -462,6 +468,13 @@ struct PredicateParser {
       return .path(FieldPath(segments: segments.map(FieldPath.Segment.init)))
     }
     let name = segments[at]
+    if name == "@allKeys" || name == "@allValues" {
+      guard at == segments.count - 1 else {
+        throw error(
+          .syntax, "expected nothing after '\(name)' in '\(token.text)' but found '.\(segments[at + 1])'", at: token)
+      }
+      return .mapEntries(FieldPath(segments: segments[..<at].map(FieldPath.Segment.init)), keys: name == "@allKeys")
+    }
     let aggregate: Aggregate
     switch name.lowercased() {
     case "@count", "@size": aggregate = .count
@@ -471,7 +484,9 @@ struct PredicateParser {
     case "@avg": aggregate = .avg
     default:
       throw error(
-        .unknownOperator, "unknown aggregate '\(name)': expected @count, @size, @min, @max, @sum or @avg", at: token)
+        .unknownOperator,
+        "unknown aggregate '\(name)': expected @count, @size, @min, @max, @sum, @avg, @allKeys or @allValues", at: token
+      )
     }
     let rest = Array(segments[(at + 1)...])
     if let other = rest.first(where: { $0.hasPrefix("@") }) {

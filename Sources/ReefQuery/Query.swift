@@ -122,7 +122,7 @@ extension ValueTest {
     case .compare, .type, .mod, .string, .exists, .size: return false
     case .all(let tests), .elementMatch(let tests): return tests.contains { $0.usesRegex }
     case .elementMatchQuery(let query): return query.usesRegex
-    case .not(let test): return test.usesRegex
+    case .not(let test), .anyFieldValue(let test), .anyFieldName(let test): return test.usesRegex
     }
   }
 }
@@ -186,6 +186,8 @@ func compile(_ test: ValueTest) throws(QueryError) -> CompiledTest {
   case .exists(let exists): return .exists(exists)
   case .size(let size): return .size(size)
   case .not(let test): return .not(try compile(test))
+  case .anyFieldValue(let test): return .anyFieldValue(try compile(test))
+  case .anyFieldName(let test): return .anyFieldName(try compile(test))
   }
 }
 

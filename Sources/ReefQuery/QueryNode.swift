@@ -111,6 +111,12 @@ public indirect enum ValueTest: Sendable {
   case size(Int)
   /// The test does not hold.
   case not(ValueTest)
+  /// The value is a document with a field whose value passes the test: Realm's `@allValues`
+  /// of a map (`ANY prices.@allValues > 10`).
+  case anyFieldValue(ValueTest)
+  /// The value is a document with a field whose name, as a string, passes the test: Realm's
+  /// `@allKeys` of a map (`ANY prices.@allKeys == "tea"`).
+  case anyFieldName(ValueTest)
 }
 
 /// How the values found at a path are combined.

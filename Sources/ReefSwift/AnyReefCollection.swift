@@ -52,16 +52,6 @@ public struct AnyReefCollection<Element: Object>: ReefCollection {
   public func index(matching predicate: NSPredicate) -> Int? { box.index(matching: FilterPredicate(predicate)) }
   /// The objects at `indexes`, in order.
   public func objects(at indexes: IndexSet) -> [Element] { box.objects(at: indexes) }
-  /// Each object's value for `key`, as the wrapped collection gives it: an array, or a set
-  /// for a ``MutableSet`` (as Realm's).
-  ///
-  /// - Complexity: O(n) in the number of objects.
-  public func value(forKey key: String) -> Any? { box.value(forKeyPath: key) }
-  /// Each object's value at a dotted path, as the wrapped collection gives it (see
-  /// ``value(forKey:)``).
-  ///
-  /// - Complexity: O(n) in the number of objects.
-  public func value(forKeyPath keyPath: String) -> Any? { box.value(forKeyPath: keyPath) }
 
   /// The objects that match a predicate in Realm's language, as live ``Results``.
   public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
@@ -90,6 +80,17 @@ public struct AnyReefCollection<Element: Object>: ReefCollection {
   public func sum<T: _ReefScalar & AdditiveArithmetic>(ofProperty property: String) -> T { box.sum(property) }
   /// The average of a numeric property over the objects, or nil when there is none.
   public func average<T: BinaryFloatingPoint>(ofProperty property: String) -> T? { box.average(property) }
+
+  /// The wrapped collection's `value(forKey:)`: each object's value for `key` (a set's as a set).
+  ///
+  /// - Complexity: O(n) in the number of objects.
+  public func value(forKey key: String) -> Any? { box.value(forKeyPath: key) }
+
+  /// The wrapped collection's `value(forKeyPath:)`: each object's value at the path, or what a
+  /// collection operator computes (see ``ReefCollection/value(forKeyPath:)``).
+  ///
+  /// - Complexity: O(n) in the number of objects.
+  public func value(forKeyPath keyPath: String) -> Any? { box.value(forKeyPath: keyPath) }
 
   /// Calls `block` with the wrapped collection's changes, each carrying the collection erased
   /// (see the wrapped type's `observe`); on `queue` when one is given.
@@ -146,7 +147,6 @@ class AnyCollectionBox<Element: Object> {
   func index(of object: Element) -> Int? { fatalError("abstract") }
   func index(matching predicate: FilterPredicate) -> Int? { fatalError("abstract") }
   func objects(at indexes: IndexSet) -> [Element] { fatalError("abstract") }
-  func value(forKeyPath keyPath: String) -> Any? { fatalError("abstract") }
   func filter(_ predicate: FilterPredicate) -> Results<Element> { fatalError("abstract") }
   func sorted(by descriptors: [SortDescriptor]) -> Results<Element> { fatalError("abstract") }
   func distinct(by keyPaths: [String]) -> Results<Element> { fatalError("abstract") }
@@ -154,6 +154,7 @@ class AnyCollectionBox<Element: Object> {
   func max<T: _ReefScalar>(_ property: String) -> T? { fatalError("abstract") }
   func sum<T: _ReefScalar & AdditiveArithmetic>(_ property: String) -> T { fatalError("abstract") }
   func average<T: BinaryFloatingPoint>(_ property: String) -> T? { fatalError("abstract") }
+  func value(forKeyPath keyPath: String) -> Any? { fatalError("abstract") }
   func observe(
     keyPaths: [String]?, on queue: DispatchQueue?,
     _ block: @escaping (ReefCollectionChange<AnyReefCollection<Element>>) -> Void
@@ -188,10 +189,6 @@ final class CollectionBox<Base: ReefCollection>: AnyCollectionBox<Base.Element> 
     return base.indices.first { matches(base[$0]) }
   }
   override func objects(at indexes: IndexSet) -> [Base.Element] { base.objects(at: indexes) }
-  override func value(forKeyPath keyPath: String) -> Any? {
-    if let coded = base as? KeyValueCodingCollection { return coded.value(forKeyPath: keyPath) }
-    return CollectionKeyValueCoding.values(of: base, forKeyPath: keyPath)
-  }
   override func filter(_ predicate: FilterPredicate) -> Results<Base.Element> {
     base.sorted(by: []).filter(predicate)
   }
@@ -201,6 +198,10 @@ final class CollectionBox<Base: ReefCollection>: AnyCollectionBox<Base.Element> 
   override func max<T: _ReefScalar>(_ property: String) -> T? { base.max(ofProperty: property) }
   override func sum<T: _ReefScalar & AdditiveArithmetic>(_ property: String) -> T { base.sum(ofProperty: property) }
   override func average<T: BinaryFloatingPoint>(_ property: String) -> T? { base.average(ofProperty: property) }
+  override func value(forKeyPath keyPath: String) -> Any? {
+    if let collection = base as? KeyValueCodingCollection { return collection.value(forKeyPath: keyPath) }
+    return CollectionKeyValueCoding.value(of: base, forKeyPath: keyPath)
+  }
   override func observe(
     keyPaths: [String]?, on queue: DispatchQueue?,
     _ block: @escaping (ReefCollectionChange<AnyReefCollection<Base.Element>>) -> Void

@@ -17,6 +17,7 @@ enum BSONArgument {
   static func bson(_ value: Any) -> BSON? {
     switch value {
     case let value as BSON: return value
+    case is NSNull: return .null
     case let value as String: return .string(value)
     case let value as Bool: return .bool(value)
     case let value as Int: return .int64(Int64(value))

@@ -195,21 +195,24 @@ enum CollectionElements {
 
   // MARK: Description
 
+  /// How deep descriptions go, as Realm's: an object or a collection five levels down is shown as
+  /// `<Maximum depth exceeded>` (so an object that holds itself can be described).
+  static let descriptionDepth = 5
+
   /// Realm's description of a collection: its name and element type, an address, and the first
-  /// 100 elements, each indented one level (`List<Dog> <0x…> (\n\t[0] Dog {…}\n)`), nesting
-  /// at most `depth` levels (the collection being the first; see ``NestedDescription``).
+  /// 100 elements, each indented one level (`List<Dog> <0x…> (\n\t[0] Dog {…}\n)`), each
+  /// described `depth - 1` levels deep.
   static func describe<S: Sequence>(
     _ name: String, _ elementType: String, address: AnyObject, count: Int, _ elements: S,
-    depth: Int = DescriptionDepth.maximum,
-    label: (Int, S.Element) -> String = { index, _ in "[\(index)]" }, value: (S.Element) -> Any = { $0 }
+    depth: Int, label: (Int, S.Element) -> String = { index, _ in "[\(index)]" }, value: (S.Element) -> Any = { $0 }
   ) -> String {
-    if depth <= 0 { return DescriptionDepth.exceeded }
+    guard depth > 0 else { return "<Maximum depth exceeded>" }
     var text = "\(name)<\(elementType)> <\(Unmanaged.passUnretained(address).toOpaque())> (\n"
     let shown = 100
     var lines: [String] = []
     for (index, element) in elements.enumerated() {
       if index >= shown { break }
-      let described = describe(value(element), below: depth).replacingOccurrences(of: "\n", with: "\n\t")
+      let described = describe(value(element), depth: depth - 1).replacingOccurrences(of: "\n", with: "\n\t")
       lines.append("\t\(label(index, element)) \(described)")
     }
     text += lines.joined(separator: ",\n")
@@ -217,15 +220,29 @@ enum CollectionElements {
     return text + "\n)"
   }
 
-  /// An element as the description of a collection described at `depth` shows it (Realm's
-  /// form: strings unquoted, nil as `<null>`, an object one level deeper).
-  static func describe(_ value: Any, below depth: Int) -> String {
+  /// An element as a collection's description shows it (Realm's form: strings unquoted, nil as
+  /// `<null>`, data as its first bytes in hexadecimal), an object or a collection `depth` levels
+  /// deep.
+  static func describe(_ value: Any, depth: Int) -> String {
     if let optional = value as? AnyOptional {
       guard let wrapped = optional.anyWrapped else { return "<null>" }
-      return describe(wrapped, below: depth)
+      return describe(wrapped, depth: depth)
     }
-    if let nested = DescriptionDepth.nestedValue(value) { return nested.description(depth: depth - 1) }
+    if let nested = value as? DepthDescribable { return nested.description(depth: depth) }
+    if let data = value as? Data { return describe(data) }
     return "\(value)"
+  }
+
+  /// Data as Realm describes it: its first 24 bytes in hexadecimal, in groups of four, and its
+  /// length (`<61626364 65 — 5 total bytes>`).
+  static func describe(_ data: Data) -> String {
+    let digits = Array("0123456789abcdef")
+    var groups: [String] = []
+    for (index, byte) in data.prefix(24).enumerated() {
+      let hex = String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
+      if index % 4 == 0 { groups.append(hex) } else { groups[groups.count - 1] += hex }
+    }
+    return "<\(groups.joined(separator: " ")) — \(data.count) total bytes>"
   }
 
   /// Realm's name of an element type in a description: the class name of objects, the stored
@@ -249,6 +266,12 @@ enum CollectionElements {
     default: return "\(type)"
     }
   }
+}
+
+/// An object or a collection, described to a depth (see ``CollectionElements/descriptionDepth``).
+protocol DepthDescribable {
+  /// The description, `depth` levels deep (`<Maximum depth exceeded>` at 0).
+  func description(depth: Int) -> String
 }
 
 /// An optional of any wrapped type, seen without knowing it.

@@ -11,6 +11,29 @@ protocol KeyValueCodingCollection {
 
 /// The element-wise reads and writes the collections share.
 enum CollectionKeyValueCoding {
+  /// The value at `keyPath` of a collection: for a path that begins with a collection operator
+  /// (`@count`, `@sum.age`...), what the operator computes (see ``CollectionOperator``);
+  /// otherwise each element's value, as ``values(of:forKeyPath:)``.
+  static func value<S: Sequence>(of elements: S, forKeyPath keyPath: String) -> Any? {
+    if keyPath.hasPrefix("@") { return CollectionOperator.value(of: elements, forKeyPath: keyPath) }
+    return values(of: elements, forKeyPath: keyPath)
+  }
+
+  /// The distinct values at `keyPath` of a set's elements, as a set, nil values left out (as
+  /// `NSSet` gives them); a collection operator's value for a path that begins with one.
+  static func setValue<S: Sequence>(of elements: S, forKeyPath keyPath: String) -> Any? {
+    if keyPath.hasPrefix("@") { return CollectionOperator.value(of: elements, forKeyPath: keyPath) }
+    var set = Set<AnyHashable>()
+    for value in values(of: elements, forKeyPath: keyPath) {
+      guard let value = DynamicValue.unwrap(value) else { continue }
+      guard let hashable = value as? AnyHashable else {
+        reefStop("Invalid key path '\(keyPath)' for a set: its values of type '\(type(of: value))' cannot be in a set")
+      }
+      set.insert(hashable)
+    }
+    return set
+  }
+
   /// Each element's value at `keyPath`, in order: `"self"` is the element itself (a number as an
   /// `NSNumber`, as ``ObjectBase/value(forKey:)`` returns it); any other path is read on each
   /// element, which must then be an object.
@@ -22,21 +45,6 @@ enum CollectionKeyValueCoding {
       }
       return object(element, keyPath).value(forKeyPath: keyPath)
     }
-  }
-
-  /// `values` as a set, as Realm gives a set's values (an `NSSet`): nil as `NSNull`; the array
-  /// itself when a value is not `Hashable` (a collection property's).
-  static func set(of values: [Any?]) -> Any {
-    var set = Set<AnyHashable>()
-    for value in values {
-      guard let value else {
-        set.insert(NSNull())
-        continue
-      }
-      guard let hashable = value as? AnyHashable else { return values }
-      set.insert(hashable)
-    }
-    return set
   }
 
   /// Sets `value` at `key` on every element, which must be objects (see
@@ -63,11 +71,13 @@ extension List: KeyValueCodingCollection {
   public func value(forKey key: String) -> Any? { value(forKeyPath: key) }
 
   /// Each element's value at a dotted path (see ``ObjectBase/value(forKeyPath:)``), as an array
-  /// in list order.
+  /// in list order; a path that begins with a collection operator (`@count`, `@sum.pages`,
+  /// `@max.price`, `@unionOfObjects.title`...) gives what it computes, as Foundation's
+  /// collection operators do (see ``ReefCollection/value(forKeyPath:)``).
   ///
   /// - Complexity: O(n) in the number of elements.
   public func value(forKeyPath keyPath: String) -> Any? {
-    CollectionKeyValueCoding.values(of: self, forKeyPath: keyPath)
+    CollectionKeyValueCoding.value(of: self, forKeyPath: keyPath)
   }
 
   /// Sets `value` for `key` on every object of the list (in a write transaction when managed).
@@ -80,17 +90,19 @@ extension List: KeyValueCodingCollection {
 }
 
 extension MutableSet: KeyValueCodingCollection {
-  /// Each element's value for `key`, as a set (Realm's `NSSet`):
-  /// `dogs.value(forKey: "name") as! Set<String>`; nil is `NSNull`.
+  /// The elements' distinct values for `key`, as a `Set<AnyHashable>` (nil values left out), as
+  /// Realm's set gives an `NSSet`: `set.value(forKey: "name") as! Set<String>`.
   ///
   /// - Complexity: O(n) in the number of elements.
   public func value(forKey key: String) -> Any? { value(forKeyPath: key) }
 
-  /// Each element's value at a dotted path, as a set (see ``value(forKey:)``).
+  /// The elements' distinct values at a dotted path, as a `Set<AnyHashable>`; a path that begins
+  /// with a collection operator (`@count`, `@sum.pages`...) gives what it computes (see
+  /// ``ReefCollection/value(forKeyPath:)``).
   ///
   /// - Complexity: O(n) in the number of elements.
   public func value(forKeyPath keyPath: String) -> Any? {
-    CollectionKeyValueCoding.set(of: CollectionKeyValueCoding.values(of: self, forKeyPath: keyPath))
+    CollectionKeyValueCoding.setValue(of: self, forKeyPath: keyPath)
   }
 
   /// Sets `value` for `key` on every object of the set.
@@ -107,11 +119,12 @@ extension LinkingObjects: KeyValueCodingCollection {
   /// - Complexity: O(n) in the number of linking objects.
   public func value(forKey key: String) -> Any? { value(forKeyPath: key) }
 
-  /// Each linking object's value at a dotted path, as an array.
+  /// Each linking object's value at a dotted path, as an array; a path that begins with a
+  /// collection operator gives what it computes (see ``ReefCollection/value(forKeyPath:)``).
   ///
   /// - Complexity: O(n) in the number of linking objects.
   public func value(forKeyPath keyPath: String) -> Any? {
-    CollectionKeyValueCoding.values(of: results, forKeyPath: keyPath)
+    CollectionKeyValueCoding.value(of: results, forKeyPath: keyPath)
   }
 
   /// Sets `value` for `key` on every linking object (in a write transaction).
@@ -129,11 +142,12 @@ extension Results: KeyValueCodingCollection {
   /// - Complexity: O(n) in the number of objects.
   public func value(forKey key: String) -> Any? { value(forKeyPath: key) }
 
-  /// Each object's value at a dotted path, as an array in the results' order.
+  /// Each object's value at a dotted path, as an array in the results' order; a path that begins
+  /// with a collection operator gives what it computes (see ``ReefCollection/value(forKeyPath:)``).
   ///
   /// - Complexity: O(n) in the number of objects.
   public func value(forKeyPath keyPath: String) -> Any? {
-    CollectionKeyValueCoding.values(of: self, forKeyPath: keyPath)
+    CollectionKeyValueCoding.value(of: self, forKeyPath: keyPath)
   }
 
   /// Sets `value` for `key` on every object of the results (in a write transaction); the
@@ -191,11 +205,24 @@ extension ReefCollection {
   /// - Complexity: O(n) in the number of objects.
   public func value(forKey key: String) -> Any? { value(forKeyPath: key) }
 
-  /// Each object's value at a dotted path, as an array in the collection's order.
+  /// Each object's value at a dotted path, as an array in the collection's order; a path that
+  /// begins with one of Foundation's collection operators gives what it computes, as Realm's
+  /// collections do:
+  ///
+  /// ```swift
+  /// people.value(forKeyPath: "@count") as! NSNumber        // the number of objects
+  /// people.value(forKeyPath: "@avg.age") as! NSNumber      // also @sum, @min, @max
+  /// people.value(forKeyPath: "@distinctUnionOfObjects.city") as! [String]
+  /// ```
+  /// `@sum` and `@avg` give an `NSNumber` (an integer sum when every value is an integer; a
+  /// `Decimal128` for decimals), `@min` and `@max` the value itself, the unions an array
+  /// (`@unionOfArrays` and `@distinctUnionOfArrays` flatten collections); nil values are left
+  /// out. `@avg`, `@min` and `@max` of no values are nil, `@sum` is 0. Another operator stops
+  /// with Realm's message ("Unsupported KVC collection operator found in key path '@x'").
   ///
   /// - Complexity: O(n) in the number of objects.
   public func value(forKeyPath keyPath: String) -> Any? {
-    CollectionKeyValueCoding.values(of: self, forKeyPath: keyPath)
+    CollectionKeyValueCoding.value(of: self, forKeyPath: keyPath)
   }
 
   /// Sets `value` for `key` on every object of the collection (in a write transaction).

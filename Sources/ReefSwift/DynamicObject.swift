@@ -12,8 +12,8 @@ import ReefStore
 /// ```
 /// Read from a `Reef`, it is a managed object of the named type: `object["name"]` reads what
 /// `person.name` would; a link reads as the linked type's object (`object["dog"] as? Dog`), and a
-/// list or set of objects as a `List<DynamicObject>` or `MutableSet<DynamicObject>` of its
-/// elements as they are now (a copy, not live). In a migration it reads and writes the stored
+/// list or set of objects as the object's live `List<DynamicObject>` or
+/// `MutableSet<DynamicObject>` (``Object/dynamicList(_:)``). In a migration it reads and writes the stored
 /// document (see ``Migration``).
 public final class DynamicObject: Object {
   /// In a migration: the stored object it stands for.
@@ -34,20 +34,8 @@ public final class DynamicObject: Object {
     guard let property = managed.schema.property(named: key) else {
       reefStop("Invalid property name '\(key)' for class '\(managed.schema.className)'.")
     }
-    if property.type == .object, !property.isMap, let target = property.objectClass {
-      let schema = ObjectSchema.of(target)
-      if property.isArray || property.isSet {
-        let elements = dynamicElements(of: property, schema: schema, in: managed)
-        if property.isSet {
-          let set = MutableSet<DynamicObject>()
-          for element in elements { set.insert(element) }
-          return set
-        }
-        let list = List<DynamicObject>()
-        list.append(objectsIn: elements)
-        return list
-      }
-    }
+    if property.type == .object, property.isArray { return dynamicList(key) }
+    if property.type == .object, property.isSet { return dynamicMutableSet(key) }
     // In Realm's form, as `value(forKey:)` gives it (a number as an `NSNumber`).
     return property.codec.dynamicValue(managed, property)
   }
@@ -58,35 +46,6 @@ public final class DynamicObject: Object {
     guard let migrationRecord else { return false }
     migrationRecord.setValue(value, forKey: key)
     return true
-  }
-
-  /// The elements of a managed list or set of objects, as dynamic objects of their type.
-  private func dynamicElements(of property: Property, schema: ObjectSchema, in managed: ManagedObject)
-    -> [DynamicObject]
-  {
-    let reef = managed.reef
-    guard let element = managed.liveDocument().element(forKey: property.columnName), let array = element.document
-    else { return [] }
-    var objects: [DynamicObject] = []
-    for (index, item) in Array(array).enumerated() {
-      if schema.isEmbedded {
-        let object = reef.construct(DynamicObject.self) as! DynamicObject
-        object._managed = ManagedObject(
-          reef: reef, schema: schema, parent: managed, step: PathStep(field: property.columnName, index: index))
-        objects.append(object)
-      } else {
-        let found: Document?
-        do {
-          found = try reef.document(of: schema, identity: item.value)
-        } catch {
-          reefStop(
-            "reading \(schema.className) linked from \(managed.schema.className).\(property.name) failed: \(error)")
-        }
-        // A key whose object is gone is not an element (as for a typed list).
-        if let found { objects.append(reef.object(DynamicObject.self, schema: schema, document: found)) }
-      }
-    }
-    return objects
   }
 }
 
@@ -149,6 +108,9 @@ extension Reef {
     -> DynamicObject
   {
     requireWriteTransaction()
+    if let named = schema(named: typeName) ?? ObjectSchema.named(typeName), named.isEmbedded {
+      reefStop("Embedded objects cannot be created directly")
+    }
     let schema = dynamicSchema(typeName)
     guard let objectClass = schema.objectClass as? Object.Type else {
       reefStop("Object type '\(typeName)' is not managed by the Reef.")

@@ -86,7 +86,7 @@ final class FieldAccess {
   /// rule is recorded for the write transaction to throw.
   func changeArray(_ body: (inout [ListSlot], _WriteContext) throws -> Void) {
     let reef = owner.reef
-    reef.requireWriteTransaction()
+    owner.requireWritable()
     let values = elements().map(\.value)
     let place = property.isEmbedded ? place() : nil
     let tokens = place?.tokens(count: values.count, fresh: reef.freshListToken)
@@ -108,7 +108,7 @@ final class FieldAccess {
   /// at `changedKeys` are deleted first: their accessors are invalidated (nil: every value's).
   func changeDocument(changedKeys: [String]?, _ body: (inout [(String, BSON)], _WriteContext) throws -> Void) {
     let reef = owner.reef
-    reef.requireWriteTransaction()
+    owner.requireWritable()
     var pairs = elements().map { ($0.key, $0.value) }
     if property.isEmbedded {
       let place = owner.placeKey.child(property.columnName)

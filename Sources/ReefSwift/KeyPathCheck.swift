@@ -77,11 +77,29 @@ enum KeyPathCheck {
 }
 
 extension ObjectSchema {
-  /// Stops, with Realm's message, when a sort or distinct key path names no property.
-  func requireSortable(_ keyPath: String) {
-    guard let unknown = KeyPathCheck.unknown(in: keyPath, of: self) else { return }
-    reefStop(
-      "Cannot sort on key path '\(keyPath)': property '\(unknown.typeName).\(unknown.name)' does not exist.")
+  /// Stops, with Realm's message, when a sort or distinct key path names no property, or, for
+  /// a distinct key path (`distinct` true), goes through a collection (a `List`, `MutableSet`,
+  /// `Map` or `LinkingObjects`: Realm distincts by one value per object). A sort through an
+  /// array follows MongoDB's order for arrays.
+  func requireSortable(_ keyPath: String, distinct: Bool = false) {
+    if let unknown = KeyPathCheck.unknown(in: keyPath, of: self) {
+      reefStop(
+        "Cannot sort on key path '\(keyPath)': property '\(unknown.typeName).\(unknown.name)' does not exist.")
+    }
+    guard distinct else { return }
+    var current: ObjectSchema? = self
+    for name in keyPath.split(separator: ".").map(String.init) {
+      guard let type = current, let property = type.property(named: name) else { return }
+      let collection =
+        property.type == .linkingObjects
+        ? "linking objects" : property.isArray ? "array" : property.isSet ? "set" : property.isMap ? "dictionary" : nil
+      if let collection {
+        reefStop(
+          "Cannot sort on key path '\(keyPath)': property '\(type.className).\(property.name)' is of unsupported type '\(collection)'."
+        )
+      }
+      current = property.objectClass.map(ObjectSchema.of)
+    }
   }
 
   /// Stops, with Realm's message, when an aggregate's property path names no property.

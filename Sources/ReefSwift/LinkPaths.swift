@@ -144,6 +144,23 @@ enum LinkPaths {
     }
   }
 
+  /// For a distinct key path through a to-one link: a function that reads the value at the
+  /// path from the linked document, or nil when a link on the way is null or names no object
+  /// (Realm leaves such objects out of distinct results); nil when the path crosses no link.
+  static func distinctValue(of path: FieldPath, schema: ObjectSchema)
+    -> ((Document, Reef) throws(StoreError) -> BSON?)?
+  {
+    guard let (link, target, rest) = split(path, schema) else { return nil }
+    let inner = distinctValue(of: rest, schema: target)
+    return { (document, reef) throws(StoreError) -> BSON? in
+      guard let identity = document[link.description], identity != .null,
+        let linked = try reef.document(of: target, identity: identity)
+      else { return nil }
+      if let inner { return try inner(linked, reef) }
+      return linked[rest.description] ?? .null
+    }
+  }
+
   /// For a sort path through a to-one link: how to read a document's sort value (the linked
   /// object's field; null when the link is null or dangling). Nil for a path without a link.
   static func sortValue(of path: FieldPath, schema: ObjectSchema) -> ((Document, Reef) -> BSON)? {

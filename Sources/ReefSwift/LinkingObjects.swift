@@ -159,10 +159,8 @@ public final class LinkingObjects<Element: ObjectBase>: RandomAccessCollection, 
   }
 
   /// Realm's description: `LinkingObjects<Dog> <0x…> (\n\t[0] Dog {…}\n)`, the first 100.
-  public var description: String { description(depth: DescriptionDepth.maximum) }
-}
+  public var description: String { description(depth: CollectionElements.descriptionDepth) }
 
-extension LinkingObjects: NestedDescription {
   func description(depth: Int) -> String {
     let objects = results
     return CollectionElements.describe(
@@ -170,6 +168,8 @@ extension LinkingObjects: NestedDescription {
       depth: depth)
   }
 }
+
+extension LinkingObjects: DepthDescribable {}
 
 extension LinkingObjects where Element: Object {
   /// The linking objects as live ``Results`` of the origin type (in the store's order).

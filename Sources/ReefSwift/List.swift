@@ -370,15 +370,15 @@ public final class List<Element: _ReefCollectionElement>: _CollectionAccessor<El
   }
 
   /// Realm's description: `List<Dog> <0x…> (\n\t[0] Dog {…}\n)`, the first 100 elements.
-  public var description: String { description(depth: DescriptionDepth.maximum) }
-}
+  public var description: String { description(depth: CollectionElements.descriptionDepth) }
 
-extension List: NestedDescription {
   func description(depth: Int) -> String {
     CollectionElements.describe(
       "List", CollectionElements.typeName(Element.self), address: self, count: count, Array(self), depth: depth)
   }
 }
+
+extension List: DepthDescribable {}
 
 extension List: _Persistable {
   public static var _reefKind: _ReefKind { _ReefKind(.list(Element._reefKind.shape)) }

@@ -251,9 +251,22 @@ public final class ManagedObject {
     return above.isEmpty ? mine : "\(above).\(mine)"
   }
 
+  /// Stops, with Realm's message, unless this object can be changed: first when it is deleted or
+  /// invalidated ("Object has been deleted or invalidated."), then outside a write transaction,
+  /// in Realm's order.
+  func requireWritable() {
+    if !reef.isInWriteTransaction && !reef.isFrozen {
+      reef.checkThread()
+      if currentDocument() == nil {
+        reefStop("Object has been deleted or invalidated (\(schema.className) with _id \(id))")
+      }
+    }
+    reef.requireWriteTransaction()
+  }
+
   /// Writes a property of this object, in the `Reef`'s write transaction.
   func write<V: _ReefValue>(_ property: Property, _ value: V) {
-    reef.requireWriteTransaction()
+    requireWritable()
     var document = liveDocument()
     if property.isPrimary && parent == nil {
       let old = document.element(forKey: property.columnName)
@@ -318,7 +331,7 @@ public final class ManagedObject {
 
   /// Stores a new value for a field of this object (a list's array after a change).
   func setField(_ field: String, _ value: BSON) {
-    reef.requireWriteTransaction()
+    requireWritable()
     var document = liveDocument()
     document.set(value, forKey: field)
     store(document)

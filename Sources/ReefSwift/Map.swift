@@ -143,10 +143,8 @@ public final class Map<Key: _ReefMapKey, Value: _ReefCollectionElement>: _Collec
 
   /// Realm's description: `Map<string, Dog> <0x…> (\n\t[home]: Dog {…}\n)`, the first 100
   /// entries.
-  public var description: String { description(depth: DescriptionDepth.maximum) }
-}
+  public var description: String { description(depth: CollectionElements.descriptionDepth) }
 
-extension Map: NestedDescription {
   func description(depth: Int) -> String {
     CollectionElements.describe(
       "Map", "string, \(CollectionElements.typeName(Value.self))", address: self, count: count, pairs, depth: depth,
@@ -294,6 +292,8 @@ public protocol _ReefObjectValue: _ReefCollectionElement {
 extension Optional: _ReefObjectValue where Wrapped: Object {
   public typealias Target = Wrapped
 }
+
+extension Map: DepthDescribable {}
 
 extension Map: _Persistable {
   public static var _reefKind: _ReefKind { _ReefKind(.map(Value._reefKind.shape)) }

@@ -1,6 +1,15 @@
 import ReefBSON
 import ReefStore
 
+/// A migration block: called with a ``Migration`` and the schema version the file had, to change
+/// the stored data for the new schema (``Reef/Configuration/migrationBlock``). Realm's
+/// `MigrationBlock`, the same type as ``Reef/MigrationBlock``.
+public typealias MigrationBlock = Reef.MigrationBlock
+
+/// The block ``Migration/enumerateObjects(ofType:_:)`` calls with each object as it was before the
+/// migration (read-only) and as it is now: Realm's `MigrationObjectEnumerateBlock`.
+public typealias MigrationObjectEnumerateBlock = (_ oldObject: MigrationObject?, _ newObject: MigrationObject?) -> Void
+
 /// What a migration block gets: Realm's `Migration`, to change the stored objects of each type
 /// for the new schema.
 ///
@@ -71,7 +80,7 @@ public final class Migration {
   ///   - block: Called with the old and the new object.
   /// - Complexity: O(*n*) reads for the *n* objects of the type.
   public func enumerateObjects(
-    ofType typeName: String, _ block: (_ oldObject: MigrationObject?, _ newObject: MigrationObject?) -> Void
+    ofType typeName: String, _ block: MigrationObjectEnumerateBlock
   ) {
     let collection = transaction.collection(typeName)
     let ids: [BSON]

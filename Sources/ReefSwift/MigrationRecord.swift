@@ -213,10 +213,19 @@ final class MigrationRecord {
     let column = column(key)
     if isOld { reefStop("Cannot change an old object of a migration: \(typeName).\(key) is read-only") }
     guard isKnown(column) else { reefStop("Invalid property name '\(key)' for class '\(typeName)'.") }
+    let givenOut = lists[column]
     lists[column] = nil
     migration.forgetList(of: self, key: column)
     document.set(Self.bson(value as Any, migration: migration, key: key, type: typeName), forKey: column)
     store()
+    // A list given out before follows the assignment, as Realm's live list does: it is refilled
+    // with the new elements and given out again.
+    if let givenOut, givenOut !== (value as AnyObject?), let fresh = self.value(forKey: key) as? List<DynamicObject> {
+      let elements = Array(fresh)
+      givenOut.removeAll()
+      givenOut.append(objectsIn: elements)
+      _ = giveOut(givenOut, column)
+    }
   }
 
   /// Writes back a list given out: the linked objects' keys, or the embedded objects'

@@ -155,15 +155,15 @@ public final class MutableSet<Element: _ReefCollectionElement>: _CollectionAcces
   }
 
   /// Realm's description: `MutableSet<Dog> <0x…> (\n\t[0] Dog {…}\n)`, the first 100 elements.
-  public var description: String { description(depth: DescriptionDepth.maximum) }
-}
+  public var description: String { description(depth: CollectionElements.descriptionDepth) }
 
-extension MutableSet: NestedDescription {
   func description(depth: Int) -> String {
     CollectionElements.describe(
       "MutableSet", CollectionElements.typeName(Element.self), address: self, count: count, elements, depth: depth)
   }
 }
+
+extension MutableSet: DepthDescribable {}
 
 extension MutableSet where Element: Object {
   /// The set's objects that match a predicate, as live ``Results``.

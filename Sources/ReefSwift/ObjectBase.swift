@@ -121,18 +121,39 @@ open class ObjectBase: CustomStringConvertible {
   /// Whether `object` is this object: ``isSameObject(as:)``.
   public final func isEqual(to object: ObjectBase?) -> Bool { isSameObject(as: object) }
 
-  /// The type's name and each property's value. Linked objects and collections are described
-  /// in it to Realm's depth: an object nested five levels down (an object, its list, an object
-  /// of it, its list, an object of that) shows its links and lists as `<Maximum depth
-  /// exceeded>`, so that an object whose list holds itself has a finite description.
-  open var description: String { description(depth: DescriptionDepth.maximum) }
+  /// The type's name and each property's value, in Realm's form: strings unquoted, booleans as
+  /// `0` and `1`, nil as `(null)`, data as its first bytes in hexadecimal, linked and embedded
+  /// objects and collections nested (five levels deep, then `<Maximum depth exceeded>`).
+  open var description: String { description(depth: CollectionElements.descriptionDepth) }
 
-  static func describe(_ value: Any?, below depth: Int) -> String {
-    guard let value else { return "nil" }
-    if case Optional<Any>.none = value { return "nil" }
-    if let nested = DescriptionDepth.nestedValue(value) { return DescriptionDepth.nested(nested, below: depth) }
-    if let string = value as? String { return "\"\(string)\"" }
-    return "\(value)"
+  /// The description, `depth` levels deep (see ``description``).
+  final func description(depth: Int) -> String {
+    guard depth > 0 else { return "<Maximum depth exceeded>" }
+    let schema = objectSchema
+    if isInvalidated { return "[invalid object]" }
+    var lines = ["\(schema.className) {"]
+    for property in schema.allProperties where property.shape.isStored {
+      let value = ObjectBase.describe(self[property.name], property, depth: depth - 1)
+      lines.append("\t\(property.name) = \(value.replacingOccurrences(of: "\n", with: "\n\t"));")
+    }
+    lines.append("}")
+    return lines.joined(separator: "\n")
+  }
+
+  /// A property's value as an object's description shows it (see ``description``).
+  static func describe(_ value: Any?, _ property: Property, depth: Int) -> String {
+    guard let value = DynamicValue.unwrap(value) else { return "(null)" }
+    if let number = value as? NSNumber {
+      switch property.type {
+      case .bool: return number.boolValue ? "1" : "0"
+      case .int: return "\(number.int64Value)"
+      case .float: return "\(number.floatValue)"
+      case .double: return "\(number.doubleValue)"
+      default: break
+      }
+    }
+    if let bool = value as? Bool { return bool ? "1" : "0" }
+    return CollectionElements.describe(value, depth: depth)
   }
 
   // MARK: Counting properties
@@ -241,17 +262,4 @@ open class EmbeddedObject: ObjectBase {
   public final var parent: ObjectBase? { _managed?.parent?.makeObject() }
 }
 
-extension ObjectBase: NestedDescription {
-  func description(depth: Int) -> String {
-    if isInvalidated { return "[invalid object]" }
-    if depth <= 0 { return DescriptionDepth.exceeded }
-    let schema = objectSchema
-    var lines = ["\(schema.className) {"]
-    for property in schema.allProperties where property.shape.isStored {
-      let value = self[property.name]
-      lines.append("\t\(property.name) = \(ObjectBase.describe(value, below: depth));")
-    }
-    lines.append("}")
-    return lines.joined(separator: "\n")
-  }
-}
+extension ObjectBase: DepthDescribable {}

@@ -43,10 +43,13 @@ public final class ObjectSchema: CustomStringConvertible, Equatable, @unchecked 
     let mapping = objectClass.propertiesMapping()
     let legacyPrimaryKey = (objectClass as? Object.Type)?.primaryKey()
     let legacyIndexed = Set((objectClass as? Object.Type)?.indexedProperties() ?? [])
-    var found: [Property] = []
+    // Each class's properties in declaration order, a superclass's before its subclass's, as
+    // Realm orders them (the mirror gives the subclass's first).
+    var levels: [[Property]] = []
     var undeclared: [String] = []
     var mirror: Mirror? = Mirror(reflecting: prototype)
     while let current = mirror {
+      var found: [Property] = []
       for child in current.children {
         guard let label = child.label, label.hasPrefix("_"), let persisted = child.value as? PersistedProperty else {
           if let label = child.label, child.value is ManagedCollection { undeclared.append(label) }
@@ -64,8 +67,10 @@ public final class ObjectSchema: CustomStringConvertible, Equatable, @unchecked 
             name: name, columnName: mapping[name] ?? name, kind: type(of: persisted).valueKind, flags: flags,
             ordinal: ordinal, codec: codec, origin: origin))
       }
+      levels.append(found)
       mirror = current.superclassMirror
     }
+    let found = levels.reversed().flatMap { $0 }
     allProperties = found
     properties = found.filter { $0.shape.isStored }
     computedProperties = found.filter { !$0.shape.isStored }

@@ -11,6 +11,10 @@ extension Object: _ReefOptionalWrappable, _ReefCollectionElement {
   /// The linked object the stored key names; nil for a link to an object that is gone.
   public static func _reefDecode(_ element: Document.Element?, _ context: _ReadContext) -> Self? {
     guard let element, element.type != .null, let owner = context.owner else { return nil }
+    // A collection of another type read as dynamic objects (`dynamicList(_:)`).
+    if Self.self == DynamicObject.self {
+      return DynamicObject.decode(element, context).map { unsafeDowncast($0, to: Self.self) }
+    }
     return owner.reef.linkedObject(Self.self, identity: element.value) as? Self
   }
 

@@ -193,14 +193,19 @@ extension _Persistable {
   }
 }
 
-/// A type whose optional a property can have (`Int?`, `Dog?`, `Address?`).
-public protocol _ReefOptionalWrappable: _ReefValue {}
+/// A type whose optional a property can have (`Int?`, `Dog?`, `Address?`), and a collection can
+/// hold (`List<Int?>`, `Map<String, Dog?>`).
+public protocol _ReefOptionalWrappable: _ReefValue, Hashable {}
+
+/// Realm's `_RealmCollectionValueInsideOptional`: a type whose optional a collection can hold.
+public typealias _ReefCollectionValueInsideOptional = _ReefOptionalWrappable
 
 /// A scalar value: a property, a list element, a set element, a map value, optional or not.
 public protocol _ReefScalar: _Persistable, _ReefOptionalWrappable, _ReefCollectionElement {}
 
-/// A type a `List`, `MutableSet` or `Map` can hold.
-public protocol _ReefCollectionElement: _ReefValue {}
+/// A type a `List`, `MutableSet` or `Map` can hold: `Hashable`, as Realm's
+/// `RealmCollectionValue` (objects hash by identity, see ``ObjectBase``).
+public protocol _ReefCollectionElement: _ReefValue, Hashable {}
 
 extension Optional: _ReefValue where Wrapped: _ReefOptionalWrappable {
   public static var _reefKind: _ReefKind { _ReefKind(.optional(Wrapped._reefKind.shape)) }

@@ -50,6 +50,11 @@ extension Reef {
     /// ``ReefError/Kind/tooManyActiveVersions``) instead of letting the file grow: LMDB cannot
     /// reuse the pages a later write frees while an older snapshot is pinned.
     public var maximumNumberOfActiveVersions: UInt?
+    /// A store file copied to ``fileURL`` when a `Reef` of this configuration opens and no file
+    /// is there yet: Realm's `seedFilePath`, to start from a bundled store. The copy is the seed's
+    /// latest commit (the seed may be open, even written to); a file already at ``fileURL`` is
+    /// opened as it is. Ignored for an in-memory configuration.
+    public var seedFilePath: URL?
 
     /// A configuration with the defaults, changed by the arguments given.
     public init(
@@ -150,6 +155,18 @@ enum StoreTable {
     }
   }
 
+  /// Copies the store at `seed` to `path` when no file is there (a `Reef` opened at the same time
+  /// may have copied it first: its copy is kept).
+  /// - Throws: ``ReefError/Kind/store`` when the seed cannot be read or the copy written.
+  private static func copySeed(_ seed: String, to path: String) throws(ReefError) {
+    guard !FileManager.default.fileExists(atPath: path) else { return }
+    do {
+      try reading(path: seed) { store in try store.writeCopy(to: path) }
+    } catch  where FileManager.default.fileExists(atPath: path) && error.code == .fileExists {
+      return
+    }
+  }
+
   /// Whether a store of `path` is open in this process.
   static func isOpen(path: String) -> Bool {
     lock.withLock { stores[path]?.store != nil || Store.openStore(at: path) != nil }
@@ -162,6 +179,9 @@ enum StoreTable {
   static func store(for configuration: Reef.Configuration) throws(ReefError) -> Store {
     let path = configuration.path
     let settings = Settings(configuration)
+    if let seed = configuration.seedFilePath, configuration.inMemoryIdentifier == nil {
+      try copySeed(seed.path, to: path)
+    }
     do {
       return try lock.withLock {
         // By path, then by file: another path to an open file shares its store.

@@ -712,6 +712,16 @@ public final class Reef {
     try storeCall { () throws(StoreError) in try store.writeCopy(to: fileURL.path) }
   }
 
+  /// Writes a copy of the file, as of this `Reef`'s latest commit, to the file of
+  /// `configuration` (which must not exist): Realm's `writeCopy(configuration:)`. Open it with
+  /// that configuration.
+  /// - Parameter configuration: The configuration whose file is written (its
+  ///   ``Configuration/fileURL``, or an in-memory one's temporary file).
+  /// - Throws: as ``writeCopy(toFile:)``.
+  public func writeCopy(configuration: Configuration) throws {
+    try writeCopy(toFile: URL(fileURLWithPath: configuration.path))
+  }
+
   /// Deletes every file of a configuration's store, as Realm's `deleteFiles(for:)`.
   /// - Returns: whether the store file existed.
   /// - Throws: ``ReefError/Kind/alreadyOpen`` (code ``ReefError/Code/alreadyOpen``) when this

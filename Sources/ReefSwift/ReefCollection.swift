@@ -99,6 +99,8 @@ extension ReefCollection {
   }
 
   /// The average of the property at `keyPath` over the objects, or nil when there is none.
+  /// Disfavored: where the property's own type fits, Realm's `average(of:) -> T?` is chosen.
+  @_disfavoredOverload
   public func average<T: _ReefScalar, R: BinaryFloatingPoint>(of keyPath: KeyPath<Element, T>) -> R? {
     average(ofProperty: KeyPathNames.name(keyPath, in: Element.self))
   }

@@ -14,4 +14,18 @@
 extension ObjectId {
   /// A new, unique ObjectId (Realm's spelling of `ObjectId()`).
   public static func generate() -> ObjectId { ObjectId() }
+
+  /// The ObjectId written as 24 hexadecimal digits (either case): Realm's `ObjectId(string:)`.
+  /// - Parameter string: The 24 hexadecimal digits.
+  /// - Throws: ``ReefError/Kind/invalidValue`` for anything else, with Realm's message
+  ///   ("Invalid Object ID string 'x': must be 24 hex digits").
+  public init(string: String) throws(ReefError) {
+    guard let parsed = ObjectId(string) else {
+      throw ReefError(.invalidValue, "Invalid Object ID string '\(string)': must be 24 hex digits")
+    }
+    self = parsed
+  }
+
+  /// The 24 lowercase hexadecimal digits: Realm's name for ``hex``.
+  public var stringValue: String { hex }
 }

@@ -195,10 +195,22 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     let sorted = try sortedDocuments()
     guard !distinctPaths.isEmpty else { return sorted }
     var seen = Set<[BSON]>()
-    let paths = distinctPaths
+    // A path through a to-one link reads the linked object; an object with a null link on the
+    // way is left out, as Realm leaves it out.
+    let paths = distinctPaths.map { path in (path, LinkPaths.distinctValue(of: FieldPath(path), schema: schema)) }
+    let reef = reef
     return { () throws(ReefError) -> Document? in
-      while let document = try sorted() {
-        if seen.insert(paths.map { document[$0] ?? .null }).inserted { return document }
+      next: while let document = try sorted() {
+        var values: [BSON] = []
+        for (path, linked) in paths {
+          guard let linked else {
+            values.append(document[path] ?? .null)
+            continue
+          }
+          guard let value = try read({ () throws(StoreError) in try linked(document, reef) }) else { continue next }
+          values.append(value)
+        }
+        if seen.insert(values).inserted { return document }
       }
       return nil
     }
@@ -533,21 +545,20 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
   /// message.
   public func distinct<S: Sequence>(by keyPaths: S) -> Results where S.Element == String {
     let paths = Array(keyPaths)
-    for path in paths { schema.requireSortable(path) }
+    for path in paths { schema.requireSortable(path, distinct: true) }
     return with(distinctPaths: paths.map { FieldMapping(schema).map(FieldPath($0)).description })
   }
 
   /// Realm's description: `Results<Dog> <0x…> (\n\t[0] Dog {…}\n)`, the first 100 objects,
   /// each indented one level.
-  public var description: String { description(depth: DescriptionDepth.maximum) }
-}
+  public var description: String { description(depth: CollectionElements.descriptionDepth) }
 
-extension Results: NestedDescription {
   func description(depth: Int) -> String {
-    CollectionElements.describe(
-      "Results", schema.className, address: snapshot, count: count, prefix(100), depth: depth)
+    CollectionElements.describe("Results", schema.className, address: snapshot, count: count, prefix(100), depth: depth)
   }
 }
+
+extension Results: DepthDescribable {}
 
 /// A sort key for ``Results/sorted(by:)``: a property path and a direction.
 public struct SortDescriptor: Hashable, Sendable, ExpressibleByStringLiteral {

@@ -329,7 +329,10 @@ private func failure(
     ("a IN $0", 6, "the argument $0 after 'IN' must be an array but is a string"),
     ("tags.@count == 'a'", 16, "expected a number to compare with '@count' but found 'a'"),
     ("tags.@count.x == 1", 1, "expected nothing after '@count' in 'tags.@count.x' but found '.x'"),
-    ("tags.@first == 1", 1, "unknown aggregate '@first': expected @count, @size, @min, @max, @sum or @avg"),
+    (
+      "tags.@first == 1", 1,
+      "unknown aggregate '@first': expected @count, @size, @min, @max, @sum, @avg, @allKeys or @allValues"
+    ),
     ("a.@sum.b.@max == 1", 1, "only one aggregate is allowed in a key path, but 'a.@sum.b.@max' also has '@max'"),
     (
       "tags.@count BEGINSWITH 'a'", 13,

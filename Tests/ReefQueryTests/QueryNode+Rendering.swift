@@ -56,6 +56,8 @@ func render(_ test: ValueTest) -> String {
   case .exists(let exists): return "EXISTS(\(exists))"
   case .size(let size): return "SIZE(\(size))"
   case .not(let test): return "NOT " + render(test)
+  case .anyFieldValue(let test): return "ANYVALUE{" + render(test) + "}"
+  case .anyFieldName(let test): return "ANYKEY{" + render(test) + "}"
   }
 }
 

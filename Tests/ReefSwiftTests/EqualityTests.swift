@@ -27,12 +27,13 @@ import Testing
     #expect(ann !== again, "two accessors")
     #expect(ann == again && ann.isSameObject(as: again))
     #expect(ann.hashValue == again.hashValue)
+    #expect(ann.hash == again.hash, "Realm's spelling of the hash value")
     #expect(ann != bob)
     #expect(Set([ann, again, bob]).count == 2)
     #expect(reef.objects(Person.self).firstIndex(of: bob) == 1)
   }
 
-  @Test func objectsWithoutAPrimaryKeyCompareByTheirStoredObject() throws {
+  @Test func objectsWithoutAPrimaryKeyAreEqualOnlyToTheirOwnInstance() throws {
     let (reef, _) = try openReef()
     let rex = Dog()
     rex.name = "Rex"
@@ -40,9 +41,23 @@ import Testing
     fido.name = "Fido"
     try reef.write { reef.add([rex, fido]) }
     let dogs = reef.objects(Dog.self)
-    #expect(dogs[0] == dogs[0] && dogs[0] == rex, "the added instance and a read accessor")
-    #expect(dogs[1] == fido && dogs[0] != dogs[1])
-    #expect(Set(dogs).count == 2 && Set(dogs).contains(rex))
+    let first = dogs[0]
+    #expect(first == first && first.hashValue == first.hashValue)
+    #expect(dogs[0] != dogs[0], "Realm: two accessors of an object without a primary key are not equal")
+    #expect(dogs[0].isSameObject(as: dogs[0]) && dogs[0].isSameObject(as: rex) && !dogs[0].isSameObject(as: fido))
+    #expect(Set([first, first, dogs[1]]).count == 2)
+  }
+
+  @Test func frozenObjectsWithoutAPrimaryKeyCompareByTheirStoredObject() throws {
+    let (reef, _) = try openReef()
+    let rex = Dog()
+    rex.name = "Rex"
+    try reef.write { reef.add(rex) }
+    let frozen = reef.freeze()
+    let dogs = frozen.objects(Dog.self)
+    #expect(
+      dogs[0] == dogs[0] && dogs[0].hashValue == dogs[0].hashValue,
+      "Realm: a frozen object compares by its stored object")
   }
 
   @Test func aDeletedObjectIsEqualOnlyToItsOwnInstance() throws {
@@ -55,21 +70,22 @@ import Testing
     #expect(ann != again && !ann.isSameObject(as: again), "Realm: a deleted object is no stored object")
   }
 
-  @Test func embeddedObjectsCompareByTheirPlace() throws {
+  @Test func embeddedObjectsAreTheSameObjectByTheirPlace() throws {
     let (reef, _) = try openReef()
     let tenant = makeTenant(1, home: makeBuilding("Home"), buildings: [makeBuilding("A"), makeBuilding("B")])
     try reef.write { reef.add(tenant) }
-    #expect(tenant.home! == tenant.home!, "two accessors of the embedded object")
-    #expect(tenant.home!.hashValue == tenant.home!.hashValue)
-    #expect(tenant.buildings[0] == tenant.buildings[0] && tenant.buildings[0] != tenant.buildings[1])
-    #expect(tenant.buildings[0] != tenant.home!)
+    #expect(tenant.home!.isSameObject(as: tenant.home!), "two accessors of the embedded object")
+    #expect(tenant.home! != tenant.home!, "Realm: an embedded type has no primary key, == compares instances")
+    #expect(tenant.buildings[0].isSameObject(as: tenant.buildings[0]))
+    #expect(!tenant.buildings[0].isSameObject(as: tenant.buildings[1]))
+    #expect(!tenant.buildings[0].isSameObject(as: tenant.home!))
     let b = tenant.buildings[1]
     try reef.write { tenant.buildings.remove(at: 0) }
-    #expect(b == tenant.buildings[0], "an accessor follows its element to its new position")
-    #expect(b.hashValue == tenant.buildings[0].hashValue, "the hash does not depend on the position")
+    #expect(b.isSameObject(as: tenant.buildings[0]), "an accessor follows its element to its new position")
+    #expect(b == b && b.hashValue == b.hashValue)
     let other = makeTenant(2, home: makeBuilding("Home"))
     try reef.write { reef.add(other) }
-    #expect(other.home! != tenant.home!, "the same field of another object")
+    #expect(!other.home!.isSameObject(as: tenant.home!), "the same field of another object")
   }
 
   @Test func aFrozenObjectIsNotItsLiveOriginal() throws {

@@ -191,7 +191,7 @@ import Testing
     #expect(probe.friends.value(forKeyPath: "partner.id") as? [Int?] == [4, nil])
     #expect((probe.friends.value(forKey: "self") as? [Probe])?.map(\.id) == [2, 3])
     #expect(probe.smalls.value(forKey: "self") as? [Int8] == [1, 2])
-    #expect(probe.tags.value(forKey: "self") as? Set<String> == ["t"], "a set's values are a set")
+    #expect(probe.tags.value(forKey: "self") as? Set<String> == ["t"], "a set's values are a set, as Realm's NSSet")
     let results = reef.objects(Probe.self).sorted(byKeyPath: "id")
     #expect(results.value(forKey: "id") as? [Int] == [1, 2, 3, 4])
     let erased = AnyReefCollection(probe.friends)

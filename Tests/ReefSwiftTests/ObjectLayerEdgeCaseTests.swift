@@ -189,7 +189,7 @@ class MaybeKeyed: Object {
     let (reef, _) = try openReef()
     let tenant = makeTenant(1, "Jack", home: makeBuilding("Paris"))
     try reef.write { reef.add(tenant) }
-    #expect(tenant.description.contains("Tenant {") && tenant.description.contains("\"Jack\""))
+    #expect(tenant.description.contains("Tenant {") && tenant.description.contains("\tname = Jack;"))
     #expect(tenant.description.contains("Paris"))
     try reef.write { reef.delete(tenant) }
     #expect(tenant.description == "[invalid object]")

@@ -109,6 +109,13 @@ private final class BareObject: Object {}
     #expect(bird.objectSchema.properties.map(\.name).sorted() == ["legs", "name", "song", "wingspan"])
   }
 
+  @Test func aSubclassListsItsSuperclassPropertiesFirst() {
+    let bird = Bird()
+    #expect(bird.objectSchema.properties.map(\.name) == ["name", "legs", "wingspan", "song"], "as Realm orders them")
+    let robin = Bird(value: ["robin", 2, 0.25, "chirp"])
+    #expect(robin.name == "robin" && robin.legs == 2 && robin.wingspan == 0.25 && robin.song == "chirp")
+  }
+
   @Test func everyTypeOnFreshThreads() {
     // Each thread starts with an empty construction stack, which grows for `Everything` (more
     // than 256 bytes of values) while `Outer` objects are made inside.
