@@ -6,6 +6,8 @@ import ReefStore
 /// holds: the results or object observed, their `Reef`) stays alive.
 public final class NotificationToken {
   private weak var reef: Reef?
+  /// The `Reef` whose block this token registered, until it is invalidated.
+  var owner: Reef? { reef }
   let id: Int
   /// For an observation delivered on a queue: stops it, from any thread (see
   /// `Notifications+Queue.swift`).
@@ -67,14 +69,28 @@ extension Reef {
   }
 
   /// ``write(_:)``, without calling the blocks of `tokens` for this write's changes (their
-  /// results and objects take them in silently, as Realm's `write(withoutNotifying:)`).
+  /// results and objects take them in silently): Realm's `write(withoutNotifying:)`, which
+  /// commits with ``commitWrite(withoutNotifying:)``.
+  /// - Throws: what ``write(_:)`` throws.
   @discardableResult
   public func write<Result>(withoutNotifying tokens: [NotificationToken], _ block: () throws -> Result) throws
     -> Result
   {
-    silencedObservers = Set(tokens.map(\.id))
-    defer { silencedObservers = [] }
-    return try write(block)
+    try tryBeginWrite()
+    return try runInWrite(withoutNotifying: tokens, block)
+  }
+
+  /// The observers of `tokens`, which must be this `Reef`'s (or invalidated).
+  func silencedIDs(_ tokens: [NotificationToken]) -> Set<Int> {
+    var ids: Set<Int> = []
+    for token in tokens {
+      guard let owner = token.owner else { continue }
+      if owner !== self {
+        reefStop("Incorrect Reef: only notifications for the Reef being modified can be skipped.")
+      }
+      ids.insert(token.id)
+    }
+    return ids
   }
 
   // MARK: Observers

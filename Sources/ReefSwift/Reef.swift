@@ -85,7 +85,7 @@ public final class Reef {
   /// Whether observers are being told of changes (a block that writes or refreshes does not
   /// start another round).
   var isDelivering = false
-  /// The observers `write(withoutNotifying:)` keeps silent.
+  /// The observers `commitWrite(withoutNotifying:)` keeps silent.
   var silencedObservers: Set<Int> = []
   /// For an in-memory `Reef`: deletes the file when the last handle of its identifier goes.
   private let memoryFile: MemoryFile?
@@ -280,14 +280,25 @@ public final class Reef {
     }
   }
 
-  /// Commits the write transaction.
+  /// Commits the write transaction, then calls this `Reef`'s notification blocks with what it
+  /// changed (on this thread, before it returns), except those of `tokens`: Realm's
+  /// `commitWrite(withoutNotifying:)`. The blocks of `tokens` are not called for this
+  /// transaction's changes (their results and objects take them in silently), as when the
+  /// changes were already shown by the code that made them.
+  /// - Parameter tokens: Tokens of blocks registered on this `Reef` (an invalidated token is
+  ///   ignored). A token of another `Reef` stops with Realm's message ("Incorrect Reef: only
+  ///   notifications for the Reef being modified can be skipped.").
   /// - Throws: the first rule an `add`, `create`, `delete` or property change broke in the
   ///   transaction (it is then rolled back: nothing of it is kept); the store's error.
-  public func commitWrite() throws { try commitWrite(durability: nil) }
+  public func commitWrite(withoutNotifying tokens: [NotificationToken] = []) throws {
+    try commitWrite(durability: nil, withoutNotifying: tokens)
+  }
 
-  /// ``commitWrite()`` with `durability` for this commit (nil: the configuration's).
-  func commitWrite(durability: Durability?) throws {
+  /// ``commitWrite(withoutNotifying:)`` with `durability` for this commit (nil: the
+  /// configuration's).
+  func commitWrite(durability: Durability?, withoutNotifying tokens: [NotificationToken] = []) throws {
     checkThread()
+    let silenced = silencedIDs(tokens)
     guard let transaction = writeTransaction else {
       throw ReefError(.transaction, "commitWrite without a write transaction (call beginWrite first)")
     }
@@ -314,6 +325,8 @@ public final class Reef {
     epochsBeforeWrite = [:]
     endListPlaceChanges(rollBack: false)
     newSnapshot()
+    silencedObservers = silenced
+    defer { silencedObservers = [] }
     deliverNotifications(afterOwnCommit: true)
   }
 
@@ -355,9 +368,11 @@ public final class Reef {
     return try runInWrite(block)
   }
 
-  /// Runs `block` in the write transaction begun, then commits it (unless the block ended it);
-  /// cancels it when `block` throws.
-  func runInWrite<Result>(_ block: () throws -> Result) throws -> Result {
+  /// Runs `block` in the write transaction begun, then commits it (unless the block ended it)
+  /// without calling the blocks of `tokens`; cancels it when `block` throws.
+  func runInWrite<Result>(withoutNotifying tokens: [NotificationToken] = [], _ block: () throws -> Result) throws
+    -> Result
+  {
     let result: Result
     do {
       result = try block()
@@ -365,7 +380,7 @@ public final class Reef {
       if isInWriteTransaction { cancelWrite() }
       throw error
     }
-    if isInWriteTransaction { try commitWrite() }
+    if isInWriteTransaction { try commitWrite(withoutNotifying: tokens) }
     return result
   }
 
