@@ -57,9 +57,10 @@ extension Reef {
 
   /// Calls `block` with ``Notification/didChange`` (on this thread) after each write
   /// transaction of this `Reef` commits, one that changed nothing included (as Realm's), and when
-  /// ``refresh()`` shows commits of other `Reef`s, threads or processes; with
-  /// ``Notification/refreshRequired`` when a `Reef` whose ``autorefresh`` is off is told of
-  /// another's commit (a queue- or actor-confined `Reef`: see ``autorefresh``).
+  /// ``refresh()`` shows commits of other `Reef`s, threads or processes (a thread-confined
+  /// `Reef` also refreshes on its thread's run loop, when the thread runs it: see
+  /// ``autorefresh``); with ``Notification/refreshRequired`` when a `Reef` whose ``autorefresh``
+  /// is off is told of another's commit.
   /// - Parameter block: Called with the notification and this `Reef`.
   /// - Returns: A token: notifications last until it is invalidated or released.
   public func observe(_ block: @escaping NotificationBlock) -> NotificationToken {
@@ -109,6 +110,8 @@ extension Reef {
     if feedSequence == nil { feedSequence = (try? transaction().changeSequence()) ?? 0 }
     nextObserverID += 1
     observers.append(ReefObserver(id: nextObserverID, notify: notify, refreshRequired: refreshRequired))
+    // A thread-confined Reef refreshes on its thread's run loop while it has blocks to call.
+    startRunLoopRefreshes()
     return NotificationToken(reef: self, id: nextObserverID)
   }
 
@@ -116,14 +119,23 @@ extension Reef {
   func notifyRefreshRequired() {
     guard !isDelivering else { return }
     isDelivering = true
-    defer { isDelivering = false }
+    defer { endDelivery() }
     for observer in observers where !observer.isRemoved { observer.refreshRequired?(self) }
   }
 
   func removeObserver(_ id: Int) {
     for observer in observers where observer.id == id { observer.isRemoved = true }
     observers.removeAll { $0.id == id }
-    if observers.isEmpty { feedSequence = nil }
+    if observers.isEmpty {
+      feedSequence = nil
+      stopRunLoopRefreshes()
+    }
+  }
+
+  /// Ends a round of delivery: a refresh the run loop asked for meanwhile is asked for again.
+  private func endDelivery() {
+    isDelivering = false
+    runLoop.scheduler?.resumeDeferred()
   }
 
   /// Tells the observers what the commits between the state they last saw and the `Reef`'s
@@ -132,7 +144,7 @@ extension Reef {
   func deliverNotifications(afterOwnCommit: Bool = false) {
     guard !observers.isEmpty, !isInWriteTransaction, !isDelivering, let after = feedSequence else { return }
     isDelivering = true
-    defer { isDelivering = false }
+    defer { endDelivery() }
     let batch: ChangeBatch
     do {
       batch = try transaction().changes(after: after)
@@ -141,6 +153,7 @@ extension Reef {
       batch = ChangeBatch(commits: [], isComplete: false, latest: after)
     }
     feedSequence = batch.latest
+    runLoop.scheduler?.observersSaw(batch.latest)
     let unchanged = batch.commits.isEmpty && batch.isComplete
     if unchanged && !afterOwnCommit { return }
     let silenced = silencedObservers
@@ -209,7 +222,8 @@ public enum ReefMapChange<Collection: ReefKeyedCollection> {
 extension Results {
   /// Calls `block` with `.initial` now, then with `.update` after each commit that changed
   /// the results (objects in or out, moved through the sort, or modified), when this `Reef`
-  /// writes or ``Reef/refresh()``es. `keyPaths` (property names, or paths into embedded objects
+  /// writes or ``Reef/refresh()``es (or refreshes on its thread's run loop: see
+  /// ``Reef/autorefresh``). `keyPaths` (property names, or paths into embedded objects
   /// such as `address.city`) limit the modifications reported to changes of those values.
   ///
   /// Inserts, deletes and moves are exact; a modification is reported for an object whose own
@@ -406,7 +420,8 @@ extension ObjectBase: _ObjectObservable {}
 extension _ObjectObservable where Self: ObjectBase {
   /// Calls `block` after each commit that changed this managed object (`.change` with the
   /// properties that changed) or deleted it (`.deleted`), when its `Reef` writes or
-  /// ``Reef/refresh()``es. `keyPaths` (property names, or paths into embedded objects such as
+  /// ``Reef/refresh()``es (or refreshes on its thread's run loop: see ``Reef/autorefresh``).
+  /// `keyPaths` (property names, or paths into embedded objects such as
   /// `address.city`, through lists of them: `addresses.city`) limit the notifications to changes
   /// of those values. A key path through a link (`favorite.name`, `dogs.age`: one level) also
   /// notifies when the linked objects change at that path, as a change of the link property;

@@ -87,6 +87,9 @@ public final class Reef {
   var isDelivering = false
   /// The observers `commitWrite(withoutNotifying:)` keeps silent.
   var silencedObservers: Set<Int> = []
+  /// A thread-confined `Reef`'s run loop, where refreshes and async writes run (see
+  /// `Reef+RunLoop.swift`).
+  var runLoop = RunLoopDelivery()
   /// For an in-memory `Reef`: deletes the file when the last handle of its identifier goes.
   private let memoryFile: MemoryFile?
   /// How many times ``invalidate()`` was called: a managed object made before the last call is
@@ -97,12 +100,16 @@ public final class Reef {
   /// Whether this `Reef` moves to the latest state by itself when other threads or processes
   /// commit: Realm's `autorefresh` (true by default).
   ///
-  /// Realm refreshes on the thread's run loop, which a Linux program rarely runs. A `Reef`
-  /// confined to a queue or an actor refreshes itself after each commit while this is true;
-  /// set to false, it stays on its state and calls its `observe` blocks with
-  /// ``Notification/refreshRequired`` instead, until ``refresh()``. A thread-confined `Reef` has
-  /// no run loop to refresh on, as Realm's on a thread without one: it moves on when it begins
-  /// a write or ``refresh()``es, whatever this says.
+  /// A `Reef` confined to a queue or an actor refreshes itself there after each commit while
+  /// this is true. A thread-confined `Reef` does as Realm's: while it has notification blocks,
+  /// another's commit schedules a refresh on the run loop of the thread that opened it (once,
+  /// however many commits come before it runs), which runs when the thread runs its run loop
+  /// (`RunLoop.current.run(…)`, XCTest's waits; for the main thread, also the main queue:
+  /// `dispatchMain()`, main-actor code that awaits) and calls the blocks with what changed. A
+  /// thread that never runs its run loop (most Linux programs' threads), or a `Reef` without
+  /// notification blocks, moves on when it begins a write or ``refresh()``es. Set to false, the
+  /// `Reef` stays on its state and its `observe` blocks get ``Notification/refreshRequired``
+  /// instead (on the queue, actor or run loop), until ``refresh()``.
   public var autorefresh: Bool {
     get {
       checkThread()
@@ -319,6 +326,7 @@ public final class Reef {
       transaction.rollback()
       rollBackPlaces()
       newSnapshot()
+      runLoop.scheduler?.resumeDeferred()
       throw ReefError(error)
     }
     writeTransaction = nil
@@ -352,6 +360,7 @@ public final class Reef {
     adding = []
     pendingSetUp = []
     newSnapshot()
+    runLoop.scheduler?.resumeDeferred()
   }
 
   /// Runs `block` in a write transaction and commits it; returns what `block` returns.
