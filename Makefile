@@ -37,7 +37,7 @@ test: deps lint
 # three readers, each with its Reef), the collection notifications, the freeze and async-sequence
 # suites (frozen Reefs read from several threads), and the confinement and async-write suites
 # (queues, actors, and a thread of Reef's waiting for the write lock).
-SANITIZE_SUITES := ^(ReefBSONTests\.|ReefStoreTests\.|ReefQueryTests\.ParallelStreamScanTests|ReefSwiftTests\.(NotificationTests|CollectionDiffTests|LiveDataStressTests|CollectionNotificationTests|FreezeTests|AsyncChangesTests|ConfinementTests|AsyncWriteTests|ActorObservationTests|CollectionQueueTests|DeliveryEdgeCaseTests))
+SANITIZE_SUITES := ^(ReefBSONTests\.|ReefStoreTests\.|ReefQueryTests\.ParallelStreamScanTests|ReefSwiftTests\.(NotificationTests|CollectionDiffTests|LiveDataStressTests|CollectionNotificationTests|FreezeTests|AsyncChangesTests|ConfinementTests|AsyncWriteTests|ActorObservationTests|CollectionQueueTests|DeliveryEdgeCaseTests|RunLoopDeliveryTests))
 sanitize: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 	REEF_SANITIZER=address REEF_CRASH_KILLS=50 LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp \

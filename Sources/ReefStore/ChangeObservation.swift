@@ -41,6 +41,24 @@ extension Store {
   public func observeChanges(after sequence: UInt64? = nil, _ handler: @escaping @Sendable (ChangeBatch) -> Void)
     throws -> ChangeObservation
   {
+    try observe(after: sequence, .batches(handler))
+  }
+
+  /// Calls `handler` with the change feed's last sequence number whenever commits pass `sequence`
+  /// (by default, the feed's latest now): ``observeChanges(after:_:)`` without reading what the
+  /// commits changed, for an observer that only needs to know that something committed (it reads
+  /// the changes itself later, or not at all). Each call's number is greater than the last one's;
+  /// several commits close together may come as one call, with the last one's number.
+  ///
+  /// The handler runs on the feed's own thread, one call at a time, as ``observeChanges(after:_:)``'s.
+  /// - Throws: what reading the feed's sequence number throws.
+  public func observeCommits(after sequence: UInt64? = nil, _ handler: @escaping @Sendable (UInt64) -> Void)
+    throws -> ChangeObservation
+  {
+    try observe(after: sequence, .latest(handler))
+  }
+
+  private func observe(after sequence: UInt64?, _ handler: ChangeWatcher.Handler) throws -> ChangeObservation {
     let start = try sequence ?? read { try $0.changeSequence() }
     let watcher = lock.withLock { () -> ChangeWatcher in
       if let changeWatcher { return changeWatcher }
@@ -66,6 +84,13 @@ extension Store {
   }
 }
 
+extension ChangeWatcher.Handler {
+  var wantsChanges: Bool {
+    if case .batches = self { return true }
+    return false
+  }
+}
+
 /// The thread that reads a store's change feed for its observers: woken by this process's
 /// commits, and every few milliseconds to look for other processes' (LMDB's last transaction
 /// number, read without a transaction, tells whether anything committed).
@@ -75,7 +100,12 @@ final class ChangeWatcher: @unchecked Sendable {
   private unowned let store: Store
   private var mutex = pthread_mutex_t()
   private var condition = pthread_cond_t()
-  private var observers: [(number: Int, after: UInt64, handler: @Sendable (ChangeBatch) -> Void)] = []
+  /// What an observer is given: the commits' changes, or only the feed's last sequence number.
+  enum Handler {
+    case batches(@Sendable (ChangeBatch) -> Void)
+    case latest(@Sendable (UInt64) -> Void)
+  }
+  private var observers: [(number: Int, after: UInt64, handler: Handler)] = []
   private var nextNumber = 0
   private var signaled = false
   private var running = false
@@ -99,7 +129,7 @@ final class ChangeWatcher: @unchecked Sendable {
     pthread_mutex_destroy(&mutex)
   }
 
-  func add(after sequence: UInt64, _ handler: @escaping @Sendable (ChangeBatch) -> Void) -> Int {
+  func add(after sequence: UInt64, _ handler: Handler) -> Int {
     pthread_mutex_lock(&mutex)
     defer { pthread_mutex_unlock(&mutex) }
     nextNumber += 1
@@ -208,7 +238,9 @@ final class ChangeWatcher: @unchecked Sendable {
       }
       let wasSignaled = signaled
       signaled = false
-      let waiting = observers.map { (number: $0.number, after: $0.after) }
+      let waiting = observers.map { observer in
+        (number: observer.number, after: observer.after, wantsChanges: observer.handler.wantsChanges)
+      }
       pthread_mutex_unlock(&mutex)
       if waiting.isEmpty { continue }
       let last = lastTransaction()
@@ -218,6 +250,14 @@ final class ChangeWatcher: @unchecked Sendable {
       do {
         try store.read { transaction in
           for observer in waiting {
+            guard observer.wantsChanges else {
+              // Only the number: the changes are not read.
+              let latest = try transaction.changeSequence()
+              if latest != observer.after {
+                batches.append((observer.number, ChangeBatch(commits: [], isComplete: false, latest: latest)))
+              }
+              continue
+            }
             let batch = try ChangeWatcher.changes(in: transaction, after: observer.after)
             if !batch.commits.isEmpty || !batch.isComplete { batches.append((observer.number, batch)) }
           }
@@ -239,7 +279,11 @@ final class ChangeWatcher: @unchecked Sendable {
         observers[index].after = batch.latest
         delivering = number
         pthread_mutex_unlock(&mutex)
-        handler?(batch)
+        switch handler {
+        case .batches(let call)?: call(batch)
+        case .latest(let call)?: call(batch.latest)
+        case nil: break
+        }
         // Let go of before taking the mutex (the last reference, when the handler cancelled
         // its observation: see remove).
         handler = nil

@@ -90,6 +90,11 @@ enum MainThread {
   /// The state of ``owner()``'s thread.
   static func ownerState() -> ThreadState { parkedMainState()?.1 ?? ThreadState.current }
 
+  /// Whether `owner` is the main thread (as the first `Reef` opened on it recorded it).
+  static func isMainThread(_ owner: ThreadID) -> Bool {
+    lock.withLock { id.map { $0 == owner } ?? false }
+  }
+
   /// Whether `owner` is the main thread and the caller runs on the main queue.
   static func isOwnedByMainQueue(_ owner: ThreadID) -> Bool {
     lock.withLock { id.map { $0 == owner } ?? false } && mainQueue.isCurrent

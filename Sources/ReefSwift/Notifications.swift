@@ -6,6 +6,8 @@ import ReefStore
 /// holds: the results or object observed, their `Reef`) stays alive.
 public final class NotificationToken {
   private weak var reef: Reef?
+  /// The `Reef` whose block this token registered, until it is invalidated.
+  var owner: Reef? { reef }
   let id: Int
   /// For an observation delivered on a queue: stops it, from any thread (see
   /// `Notifications+Queue.swift`).
@@ -55,9 +57,10 @@ extension Reef {
 
   /// Calls `block` with ``Notification/didChange`` (on this thread) after each write
   /// transaction of this `Reef` commits, one that changed nothing included (as Realm's), and when
-  /// ``refresh()`` shows commits of other `Reef`s, threads or processes; with
-  /// ``Notification/refreshRequired`` when a `Reef` whose ``autorefresh`` is off is told of
-  /// another's commit (a queue- or actor-confined `Reef`: see ``autorefresh``).
+  /// ``refresh()`` shows commits of other `Reef`s, threads or processes (a thread-confined
+  /// `Reef` also refreshes on its thread's run loop, when the thread runs it: see
+  /// ``autorefresh``); with ``Notification/refreshRequired`` when a `Reef` whose ``autorefresh``
+  /// is off is told of another's commit.
   /// - Parameter block: Called with the notification and this `Reef`.
   /// - Returns: A token: notifications last until it is invalidated or released.
   public func observe(_ block: @escaping NotificationBlock) -> NotificationToken {
@@ -67,14 +70,28 @@ extension Reef {
   }
 
   /// ``write(_:)``, without calling the blocks of `tokens` for this write's changes (their
-  /// results and objects take them in silently, as Realm's `write(withoutNotifying:)`).
+  /// results and objects take them in silently): Realm's `write(withoutNotifying:)`, which
+  /// commits with ``commitWrite(withoutNotifying:)``.
+  /// - Throws: what ``write(_:)`` throws.
   @discardableResult
   public func write<Result>(withoutNotifying tokens: [NotificationToken], _ block: () throws -> Result) throws
     -> Result
   {
-    silencedObservers = Set(tokens.map(\.id))
-    defer { silencedObservers = [] }
-    return try write(block)
+    try tryBeginWrite()
+    return try runInWrite(withoutNotifying: tokens, block)
+  }
+
+  /// The observers of `tokens`, which must be this `Reef`'s (or invalidated).
+  func silencedIDs(_ tokens: [NotificationToken]) -> Set<Int> {
+    var ids: Set<Int> = []
+    for token in tokens {
+      guard let owner = token.owner else { continue }
+      if owner !== self {
+        reefStop("Incorrect Reef: only notifications for the Reef being modified can be skipped.")
+      }
+      ids.insert(token.id)
+    }
+    return ids
   }
 
   // MARK: Observers
@@ -93,6 +110,8 @@ extension Reef {
     if feedSequence == nil { feedSequence = (try? transaction().changeSequence()) ?? 0 }
     nextObserverID += 1
     observers.append(ReefObserver(id: nextObserverID, notify: notify, refreshRequired: refreshRequired))
+    // A thread-confined Reef refreshes on its thread's run loop while it has blocks to call.
+    startRunLoopRefreshes()
     return NotificationToken(reef: self, id: nextObserverID)
   }
 
@@ -100,14 +119,23 @@ extension Reef {
   func notifyRefreshRequired() {
     guard !isDelivering else { return }
     isDelivering = true
-    defer { isDelivering = false }
+    defer { endDelivery() }
     for observer in observers where !observer.isRemoved { observer.refreshRequired?(self) }
   }
 
   func removeObserver(_ id: Int) {
     for observer in observers where observer.id == id { observer.isRemoved = true }
     observers.removeAll { $0.id == id }
-    if observers.isEmpty { feedSequence = nil }
+    if observers.isEmpty {
+      feedSequence = nil
+      stopRunLoopRefreshes()
+    }
+  }
+
+  /// Ends a round of delivery: a refresh the run loop asked for meanwhile is asked for again.
+  private func endDelivery() {
+    isDelivering = false
+    runLoop.scheduler?.resumeDeferred()
   }
 
   /// Tells the observers what the commits between the state they last saw and the `Reef`'s
@@ -116,7 +144,7 @@ extension Reef {
   func deliverNotifications(afterOwnCommit: Bool = false) {
     guard !observers.isEmpty, !isInWriteTransaction, !isDelivering, let after = feedSequence else { return }
     isDelivering = true
-    defer { isDelivering = false }
+    defer { endDelivery() }
     let batch: ChangeBatch
     do {
       batch = try transaction().changes(after: after)
@@ -125,6 +153,7 @@ extension Reef {
       batch = ChangeBatch(commits: [], isComplete: false, latest: after)
     }
     feedSequence = batch.latest
+    runLoop.scheduler?.observersSaw(batch.latest)
     let unchanged = batch.commits.isEmpty && batch.isComplete
     if unchanged && !afterOwnCommit { return }
     let silenced = silencedObservers
@@ -193,7 +222,8 @@ public enum ReefMapChange<Collection: ReefKeyedCollection> {
 extension Results {
   /// Calls `block` with `.initial` now, then with `.update` after each commit that changed
   /// the results (objects in or out, moved through the sort, or modified), when this `Reef`
-  /// writes or ``Reef/refresh()``es. `keyPaths` (property names, or paths into embedded objects
+  /// writes or ``Reef/refresh()``es (or refreshes on its thread's run loop: see
+  /// ``Reef/autorefresh``). `keyPaths` (property names, or paths into embedded objects
   /// such as `address.city`) limit the modifications reported to changes of those values.
   ///
   /// Inserts, deletes and moves are exact; a modification is reported for an object whose own
@@ -390,7 +420,8 @@ extension ObjectBase: _ObjectObservable {}
 extension _ObjectObservable where Self: ObjectBase {
   /// Calls `block` after each commit that changed this managed object (`.change` with the
   /// properties that changed) or deleted it (`.deleted`), when its `Reef` writes or
-  /// ``Reef/refresh()``es. `keyPaths` (property names, or paths into embedded objects such as
+  /// ``Reef/refresh()``es (or refreshes on its thread's run loop: see ``Reef/autorefresh``).
+  /// `keyPaths` (property names, or paths into embedded objects such as
   /// `address.city`, through lists of them: `addresses.city`) limit the notifications to changes
   /// of those values. A key path through a link (`favorite.name`, `dogs.age`: one level) also
   /// notifies when the linked objects change at that path, as a change of the link property;

@@ -11,7 +11,20 @@ import ReefStore
 /// ``Reef/cancelAsyncWrite(_:)``: Realm's `AsyncTransactionId`.
 public typealias AsyncTransactionId = UInt32
 
-/// The async writes of a queue- or actor-confined `Reef`: used only inside its confinement.
+/// What runs a `Reef`'s async writes and their completions in its confinement, in the order
+/// they were scheduled (from any thread): its queue or actor (``ReefScheduler``), or its thread's
+/// run loop (``RunLoopScheduler``).
+protocol AsyncWriteScheduler: AnyObject, Sendable {
+  /// The async writes' state; used only inside the confinement.
+  var asyncWrites: AsyncWrites { get }
+  /// Runs `work` later in the confinement, after the work scheduled before.
+  func schedule(_ work: @escaping @Sendable () -> Void)
+}
+
+extension ReefScheduler: AsyncWriteScheduler {}
+extension RunLoopScheduler: AsyncWriteScheduler {}
+
+/// The async writes of a `Reef`: used only inside its confinement.
 final class AsyncWrites {
   struct Pending {
     let id: AsyncTransactionId
@@ -47,19 +60,22 @@ final class AsyncWrites {
 }
 
 extension Reef {
-  /// The scheduler of a queue- or actor-confined `Reef`; stops with Realm's message otherwise
-  /// (Realm's, on a thread without a run loop; a thread-confined `Reef` has none to call back
-  /// on).
-  private func asyncScheduler(_ call: String) -> ReefScheduler {
-    guard let scheduler = confinement.scheduler else {
-      reefStop(
-        "Cannot schedule async transaction. Make sure you are running from inside a run loop. (\(call): a thread-confined Reef has no run loop to call its blocks back on; open the Reef on a DispatchQueue, Reef(configuration:queue:), or an actor, Reef(configuration:actor:))"
-      )
-    }
-    return scheduler
+  /// What runs this `Reef`'s async writes: its queue or actor, or its thread's run loop (made
+  /// the first time). A frozen `Reef` stops, as Realm's does ("Can't perform transactions on a
+  /// frozen Reef").
+  private func asyncScheduler(_ call: String) -> any AsyncWriteScheduler {
+    if isFrozen { reefStop("\(ReefError.frozenWrite().message) (\(call))") }
+    if let scheduler = confinement.scheduler { return scheduler }
+    // A live thread-confined Reef always has one.
+    return runLoopScheduler()!
   }
 
-  /// Runs `block` in a write transaction later, on this `Reef`'s queue or actor, and commits it;
+  /// The async writes' state, if any were scheduled (nil otherwise; made by none of the callers).
+  private var existingAsyncWrites: AsyncWrites? {
+    confinement.scheduler?.asyncWrites ?? runLoop.scheduler?.asyncWrites
+  }
+
+  /// Runs `block` in a write transaction later, in this `Reef`'s confinement, and commits it;
   /// then calls `onComplete` there with nil, or the error the commit threw (a rule the block's
   /// `add`, `create` or `delete` broke: nothing of the transaction is kept). Realm's
   /// `writeAsync`.
@@ -69,8 +85,11 @@ extension Reef {
   /// own transaction, and their completions in the same order. A block may call
   /// ``cancelWrite()``: nothing is committed, and `onComplete` gets nil.
   ///
-  /// Only for a `Reef` confined to a queue or an actor: on a thread-confined `Reef` (no run
-  /// loop to call back on), it stops the program.
+  /// Where the block and `onComplete` run: on the `Reef`'s queue or actor; for a thread-confined
+  /// `Reef`, on its thread's run loop, as Realm's, when the thread runs it (`RunLoop.current.run(…)`,
+  /// XCTest's waits; the main thread's `Reef` also from the main queue, `dispatchMain()`). On a
+  /// thread that never runs its run loop they never run, and the pending work keeps the `Reef`
+  /// alive. A frozen `Reef` stops ("Can't perform transactions on a frozen Reef").
   /// - Returns: an identifier for ``cancelAsyncWrite(_:)``, which cancels the write while it
   ///   waits for the write lock.
   @discardableResult
@@ -89,15 +108,15 @@ extension Reef {
       }, onBeginError: onComplete, call: "writeAsync")
   }
 
-  /// Begins a write transaction later, on this `Reef`'s queue or actor, without blocking the
-  /// calling thread, and calls `block` in it: Realm's `beginAsyncWrite`.
+  /// Begins a write transaction later, in this `Reef`'s confinement (its queue or actor, or its
+  /// thread's run loop: see ``writeAsync(_:onComplete:)``), without blocking the calling thread,
+  /// and calls `block` in it: Realm's `beginAsyncWrite`.
   ///
-  /// `block` commits with ``commitAsyncWrite(allowGrouping:_:)`` (or ``commitWrite()``) or
-  /// cancels with ``cancelWrite()`` before it returns: unlike Realm, a transaction the block
-  /// leaves open is rolled back when it returns (LMDB binds a write transaction to one thread,
-  /// and a queue's blocks run on any).
-  ///
-  /// Only for a `Reef` confined to a queue or an actor: on a thread-confined `Reef` it stops.
+  /// `block` commits with ``commitAsyncWrite(allowGrouping:_:)`` (or
+  /// ``commitWrite(withoutNotifying:)``) or cancels with ``cancelWrite()`` before it returns: as
+  /// Realm's documentation says, returning without either cancels the transaction (it is rolled
+  /// back). Blocks run in the order they were given, those given inside another's block or
+  /// inside a synchronous write transaction included, after it.
   /// - Returns: an identifier for ``cancelAsyncWrite(_:)``.
   @discardableResult
   public func beginAsyncWrite(_ block: @escaping () -> Void) -> AsyncTransactionId {
@@ -105,8 +124,9 @@ extension Reef {
     return enqueueAsyncWrite(block, onBeginError: nil, call: "beginAsyncWrite")
   }
 
-  /// Commits the write transaction now and calls `onComplete` later, on this `Reef`'s queue or
-  /// actor, with nil or the error the commit threw: Realm's `commitAsyncWrite`.
+  /// Commits the write transaction now and calls `onComplete` later, in this `Reef`'s
+  /// confinement (its queue or actor, or its thread's run loop), with nil or the error the commit
+  /// threw: Realm's `commitAsyncWrite`. The transaction may have begun with ``beginWrite()``.
   ///
   /// Without a write transaction, `onComplete` gets a ``ReefError/Kind/transaction`` error.
   ///
@@ -146,7 +166,7 @@ extension Reef {
 
   /// The open group of grouped commits; the first commit opens one and schedules its flush,
   /// which runs after the blocks running or scheduled now and before their completions.
-  private func openCommitGroup(_ scheduler: ReefScheduler) -> AsyncWrites.CommitGroup {
+  private func openCommitGroup(_ scheduler: any AsyncWriteScheduler) -> AsyncWrites.CommitGroup {
     let writes = scheduler.asyncWrites
     if let group = writes.openGroup { return group }
     let group = AsyncWrites.CommitGroup()
@@ -173,7 +193,7 @@ extension Reef {
   /// - Throws: Nothing today; declared `throws` as Realm's is, so that its callers' `try` ports.
   public func cancelAsyncWrite(_ asyncTransactionId: AsyncTransactionId) throws {
     checkThread()
-    guard let writes = confinement.scheduler?.asyncWrites else { return }
+    guard let writes = existingAsyncWrites else { return }
     writes.pending.removeAll { $0.id == asyncTransactionId }
     writes.completions[asyncTransactionId] = nil
   }
@@ -181,7 +201,7 @@ extension Reef {
   /// Whether async writes or their completions are waiting or running.
   public var isPerformingAsynchronousWriteOperations: Bool {
     checkThread()
-    guard let writes = confinement.scheduler?.asyncWrites else { return false }
+    guard let writes = existingAsyncWrites else { return false }
     return !writes.pending.isEmpty || writes.running != nil || !writes.completions.isEmpty
   }
 
@@ -234,7 +254,7 @@ extension Reef {
   /// Runs the waiting async writes, each in its transaction, while the write lock is free; when
   /// another writer holds it, a thread of Reef's waits for it and schedules the next round.
   private func runAsyncWrites() {
-    guard let scheduler = confinement.scheduler else { return }
+    let scheduler = asyncScheduler("writeAsync")
     let writes = scheduler.asyncWrites
     writes.scheduled = false
     while let next = writes.pending.first {
@@ -256,7 +276,8 @@ extension Reef {
       writes.running = next.id
       next.block()
       writes.running = nil
-      // A transaction left open cannot outlive this block's thread (see beginAsyncWrite).
+      // Returning without a commit cancels (see beginAsyncWrite); on a queue, a transaction left
+      // open could not outlive the block's thread either (LMDB binds it to one).
       if isInWriteTransaction { cancelWrite() }
     }
   }
@@ -270,7 +291,7 @@ extension Reef {
     scheduler.asyncWrites.completions[id] = completion
     let reef = Confined(self)
     scheduler.schedule {
-      guard let writes = reef.value.confinement.scheduler?.asyncWrites,
+      guard let writes = reef.value.existingAsyncWrites,
         let completion = writes.completions.removeValue(forKey: id)
       else { return }
       completion()

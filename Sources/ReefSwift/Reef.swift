@@ -87,8 +87,11 @@ public final class Reef {
   /// Whether observers are being told of changes (a block that writes or refreshes does not
   /// start another round).
   var isDelivering = false
-  /// The observers `write(withoutNotifying:)` keeps silent.
+  /// The observers `commitWrite(withoutNotifying:)` keeps silent.
   var silencedObservers: Set<Int> = []
+  /// A thread-confined `Reef`'s run loop, where refreshes and async writes run (see
+  /// `Reef+RunLoop.swift`).
+  var runLoop = RunLoopDelivery()
   /// For an in-memory `Reef`: deletes the file when the last handle of its identifier goes.
   private let memoryFile: MemoryFile?
   /// How many times ``invalidate()`` was called: a managed object made before the last call is
@@ -99,12 +102,16 @@ public final class Reef {
   /// Whether this `Reef` moves to the latest state by itself when other threads or processes
   /// commit: Realm's `autorefresh` (true by default).
   ///
-  /// Realm refreshes on the thread's run loop, which a Linux program rarely runs. A `Reef`
-  /// confined to a queue or an actor refreshes itself after each commit while this is true;
-  /// set to false, it stays on its state and calls its `observe` blocks with
-  /// ``Notification/refreshRequired`` instead, until ``refresh()``. A thread-confined `Reef` has
-  /// no run loop to refresh on, as Realm's on a thread without one: it moves on when it begins
-  /// a write or ``refresh()``es, whatever this says.
+  /// A `Reef` confined to a queue or an actor refreshes itself there after each commit while
+  /// this is true. A thread-confined `Reef` does as Realm's: while it has notification blocks,
+  /// another's commit schedules a refresh on the run loop of the thread that opened it (once,
+  /// however many commits come before it runs), which runs when the thread runs its run loop
+  /// (`RunLoop.current.run(…)`, XCTest's waits; for the main thread, also the main queue:
+  /// `dispatchMain()`, main-actor code that awaits) and calls the blocks with what changed. A
+  /// thread that never runs its run loop (most Linux programs' threads), or a `Reef` without
+  /// notification blocks, moves on when it begins a write or ``refresh()``es. Set to false, the
+  /// `Reef` stays on its state and its `observe` blocks get ``Notification/refreshRequired``
+  /// instead (on the queue, actor or run loop), until ``refresh()``.
   public var autorefresh: Bool {
     get {
       checkThread()
@@ -297,14 +304,25 @@ public final class Reef {
     }
   }
 
-  /// Commits the write transaction.
+  /// Commits the write transaction, then calls this `Reef`'s notification blocks with what it
+  /// changed (on this thread, before it returns), except those of `tokens`: Realm's
+  /// `commitWrite(withoutNotifying:)`. The blocks of `tokens` are not called for this
+  /// transaction's changes (their results and objects take them in silently), as when the
+  /// changes were already shown by the code that made them.
+  /// - Parameter tokens: Tokens of blocks registered on this `Reef` (an invalidated token is
+  ///   ignored). A token of another `Reef` stops with Realm's message ("Incorrect Reef: only
+  ///   notifications for the Reef being modified can be skipped.").
   /// - Throws: the first rule an `add`, `create`, `delete` or property change broke in the
   ///   transaction (it is then rolled back: nothing of it is kept); the store's error.
-  public func commitWrite() throws { try commitWrite(durability: nil) }
+  public func commitWrite(withoutNotifying tokens: [NotificationToken] = []) throws {
+    try commitWrite(durability: nil, withoutNotifying: tokens)
+  }
 
-  /// ``commitWrite()`` with `durability` for this commit (nil: the configuration's).
-  func commitWrite(durability: Durability?) throws {
+  /// ``commitWrite(withoutNotifying:)`` with `durability` for this commit (nil: the
+  /// configuration's).
+  func commitWrite(durability: Durability?, withoutNotifying tokens: [NotificationToken] = []) throws {
     checkThread()
+    let silenced = silencedIDs(tokens)
     guard let transaction = writeTransaction else {
       throw ReefError(.transaction, "commitWrite without a write transaction (call beginWrite first)")
     }
@@ -325,12 +343,15 @@ public final class Reef {
       transaction.rollback()
       rollBackPlaces()
       newSnapshot()
+      runLoop.scheduler?.resumeDeferred()
       throw ReefError(error)
     }
     writeTransaction = nil
     epochsBeforeWrite = [:]
     endListPlaceChanges(rollBack: false)
     newSnapshot()
+    silencedObservers = silenced
+    defer { silencedObservers = [] }
     deliverNotifications(afterOwnCommit: true)
   }
 
@@ -356,6 +377,7 @@ public final class Reef {
     adding = []
     pendingSetUp = []
     newSnapshot()
+    runLoop.scheduler?.resumeDeferred()
   }
 
   /// Runs `block` in a write transaction and commits it; returns what `block` returns.
@@ -372,9 +394,11 @@ public final class Reef {
     return try runInWrite(block)
   }
 
-  /// Runs `block` in the write transaction begun, then commits it (unless the block ended it);
-  /// cancels it when `block` throws.
-  func runInWrite<Result>(_ block: () throws -> Result) throws -> Result {
+  /// Runs `block` in the write transaction begun, then commits it (unless the block ended it)
+  /// without calling the blocks of `tokens`; cancels it when `block` throws.
+  func runInWrite<Result>(withoutNotifying tokens: [NotificationToken] = [], _ block: () throws -> Result) throws
+    -> Result
+  {
     let result: Result
     do {
       result = try block()
@@ -382,7 +406,7 @@ public final class Reef {
       if isInWriteTransaction { cancelWrite() }
       throw error
     }
-    if isInWriteTransaction { try commitWrite() }
+    if isInWriteTransaction { try commitWrite(withoutNotifying: tokens) }
     return result
   }
 

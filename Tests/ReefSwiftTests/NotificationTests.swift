@@ -167,4 +167,61 @@ import Testing
     try reef.write { reef.add(makePerson(2, "Bob")) }
     #expect(calls == 2)
   }
+
+  @Test func commitWriteWithoutNotifyingSkipsTheTokensBlocksForThatCommitOnly() throws {
+    let (reef, _) = try openReef()
+    let log = LockedLog()
+    let results = reef.objects(Person.self).sorted(byKeyPath: "id")
+    let first = results.observe { change in
+      if case .update(let results, _, _, _) = change { log.append("first \(results.count)") }
+    }
+    let second = results.observe { change in
+      if case .update(let results, _, _, _) = change { log.append("second \(results.count)") }
+    }
+    var reefCalls = 0
+    let reefLevel = reef.observe { _, _ in reefCalls += 1 }
+    reef.beginWrite()
+    reef.add(makePerson(1, "Ann"))
+    try reef.commitWrite(withoutNotifying: [first, reefLevel])
+    #expect(log.entries == ["second 1"])
+    #expect(reefCalls == 0)
+    try reef.write(withoutNotifying: [second]) { reef.add(makePerson(2, "Bob")) }
+    #expect(log.entries == ["second 1", "first 2"])
+    #expect(reefCalls == 1)
+    // An invalidated token is ignored; the next commit calls every block again, with its own
+    // changes only.
+    let third = results.observe { _ in }
+    third.invalidate()
+    reef.beginWrite()
+    reef.add(makePerson(3, "Cy"))
+    try reef.commitWrite(withoutNotifying: [third])
+    #expect(log.entries == ["second 1", "first 2", "first 3", "second 3"])
+    #expect(reefCalls == 2)
+    #expect(results.map(\.name) == ["Ann", "Bob", "Cy"])
+    first.invalidate()
+    second.invalidate()
+    reefLevel.invalidate()
+  }
+
+  @Test func commitWriteWithoutATransactionThrows() throws {
+    let (reef, _) = try openReef()
+    let token = reef.observe { _, _ in }
+    #expect(throws: ReefError.self) { try reef.commitWrite(withoutNotifying: [token]) }
+    token.invalidate()
+  }
+
+  @Test func skippingATokenOfAnotherReefStops() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      runOrExitCleanly {
+        let (reef, _) = try openReef("one")
+        let (other, _) = try openReef("two")
+        let token = other.objects(Person.self).observe { _ in }
+        reef.beginWrite()
+        try reef.commitWrite(withoutNotifying: [token])
+      }
+    }
+    let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    #expect(
+      stderr.contains("Incorrect Reef: only notifications for the Reef being modified can be skipped."), "\(stderr)")
+  }
 }
