@@ -25,6 +25,10 @@ extension ObjectBase: Hashable {
     hasher.combine(current.id)
   }
 
+  /// The object's hash, as the `hash` of Realm's objects (`NSObject`s): equal for equal
+  /// objects (see ``hash(into:)``).
+  public var hash: Int { hashValue }
+
   /// Whether `object` is this object, as Realm's `isSameObject(as:)`: the same instance, or two
   /// accessors of the same stored object (same type and `_id`, and for an embedded object the
   /// same place in its parent) read through the same `Reef`, neither of them deleted. A frozen
