@@ -153,6 +153,12 @@ public final class ReefProperty<Value: _Persistable>: ManagedCollection {
   /// A property holding Realm's default (nil for an optional).
   public init() { storage = Value._reefDefault() }
 
+  /// A property holding `value` until it is set, as Realm's `RealmOptional(_:)`:
+  /// `@Persisted var age = ReefOptional<Int>(1)` gives new objects an age of 1.
+  ///
+  /// - Parameter value: The initial value.
+  public init(_ value: Value) { storage = value }
+
   func attach(to owner: ManagedObject, property: Property) {
     self.owner = owner
     self.property = property

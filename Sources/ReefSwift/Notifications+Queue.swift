@@ -224,6 +224,9 @@ extension _ObjectObservable where Self: ObjectBase {
   /// runs after that). Only top-level objects (`Object`): for an embedded object the block gets
   /// `.error`. The token may be invalidated from any thread: once
   /// ``NotificationToken/invalidate()`` returns, no call of the block begins.
+  ///
+  /// Disfavored: an unannotated block that needs `ObjectChange<Object>` takes the generic form.
+  @_disfavoredOverload
   public func observe(
     keyPaths: [String]? = nil, on queue: DispatchQueue?, _ block: @escaping (ObjectChange<Self>) -> Void
   ) -> NotificationToken {

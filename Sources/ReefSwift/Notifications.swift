@@ -430,6 +430,9 @@ extension _ObjectObservable where Self: ObjectBase {
   ///
   /// A block whose type names a superclass (`{ (change: ObjectChange<Object>) in … }`) takes
   /// the generic form on ``ObjectBase``, Realm's `observe<T>(keyPaths:on:_:)`.
+  ///
+  /// Disfavored: an unannotated block that needs `ObjectChange<Object>` takes the generic form.
+  @_disfavoredOverload
   public func observe(keyPaths: [String]? = nil, _ block: @escaping (ObjectChange<Self>) -> Void)
     -> NotificationToken
   {

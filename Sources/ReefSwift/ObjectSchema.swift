@@ -6,8 +6,9 @@ import ReefBSON
 public final class ObjectSchema: CustomStringConvertible, Equatable, @unchecked Sendable {
   /// The type's name: its class name, and its collection's name.
   public let className: String
-  /// The stored properties in declaration order (a subclass's own before its superclass's);
-  /// as in Realm, the `LinkingObjects` are apart, in ``computedProperties``.
+  /// The stored properties in declaration order, a superclass's before its subclass's own, as
+  /// in Realm (an array of values given to `init(value:)` follows this order); as in Realm, the
+  /// `LinkingObjects` are apart, in ``computedProperties``.
   public let properties: [Property]
   /// The `LinkingObjects` properties, which are computed from the links that point here.
   public let computedProperties: [Property]
@@ -49,7 +50,7 @@ public final class ObjectSchema: CustomStringConvertible, Equatable, @unchecked 
     var undeclared: [String] = []
     var mirror: Mirror? = Mirror(reflecting: prototype)
     while let current = mirror {
-      var found: [Property] = []
+      var level: [Property] = []
       for child in current.children {
         guard let label = child.label, label.hasPrefix("_"), let persisted = child.value as? PersistedProperty else {
           if let label = child.label, child.value is ManagedCollection { undeclared.append(label) }
@@ -62,12 +63,12 @@ public final class ObjectSchema: CustomStringConvertible, Equatable, @unchecked 
         if legacyIndexed.contains(name) { flags.insert(.indexed) }
         let codec = type(of: persisted).makeCodec()
         let origin = codec.value(at: prototype.valuePointer(ordinal)) as? LinkingObjectsDescriptor
-        found.append(
+        level.append(
           Property(
             name: name, columnName: mapping[name] ?? name, kind: type(of: persisted).valueKind, flags: flags,
             ordinal: ordinal, codec: codec, origin: origin))
       }
-      levels.append(found)
+      levels.append(level)
       mirror = current.superclassMirror
     }
     let found = levels.reversed().flatMap { $0 }

@@ -95,7 +95,8 @@ enum SchemaCheck {
           problem(schema, property, "the origin property \(origin.className).\(originName) does not exist")
           continue
         }
-        if originProperty.objectClass != schema.objectClass || originProperty.type != .object {
+        // By stored type name, as Realm: two classes whose className() is the same are one type.
+        if originProperty.objectClassName != schema.className || originProperty.type != .object {
           problem(
             schema, property,
             "the origin property \(origin.className).\(originName) is \(originProperty.typeDescription), which does not link to \(schema.className)"

@@ -74,12 +74,10 @@ public final class ThreadSafeReference<Confined: ThreadConfined>: @unchecked Sen
   }
 
   fileprivate func resolve(in reef: Reef) -> Confined? {
-    if reef.store !== locator.store {
-      reefStop(
-        "Cannot resolve thread safe reference in Reef with different configuration than the source Reef (\(locator.store.path))"
-      )
-    }
     guard take() else { reefStop("Can only resolve a thread safe reference once.") }
+    // As in Realm, a `Reef` of another file does not have the value: nil (the reference is
+    // resolved all the same).
+    if reef.store !== locator.store { return nil }
     return locator.find(reef) as? Confined
   }
 }
@@ -103,8 +101,9 @@ extension Reef {
   /// The value a ``ThreadSafeReference`` names, in this `Reef`'s snapshot: nil when its object
   /// was deleted.
   ///
-  /// Stops with Realm's message for a reference resolved already (a reference resolves once),
-  /// and for one made in a `Reef` of another file.
+  /// Nil too for a reference made in a `Reef` of another file, as in Realm, which does not
+  /// find the object there. Stops with Realm's message for a reference resolved already (a
+  /// reference resolves once, in whichever file).
   public func resolve<Confined>(_ reference: ThreadSafeReference<Confined>) -> Confined? {
     checkThread()
     return reference.resolve(in: self)

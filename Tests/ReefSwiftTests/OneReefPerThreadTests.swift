@@ -76,7 +76,10 @@ actor TwoOpens {
     do {
       // Realm's test style: each statement opens the thread's Reef and lets go of it.
       try Reef(configuration: configuration(path)).beginWrite()
-      writing = try Reef(configuration: configuration(path))
+      do {
+        let opened = try Reef(configuration: configuration(path))
+        writing = opened
+      }
       try Reef(configuration: configuration(path)).add(makePerson(1, "Ann"))
       #expect(try Reef(configuration: configuration(path)).isInWriteTransaction)
       try Reef(configuration: configuration(path)).commitWrite()
