@@ -58,13 +58,13 @@ import Testing
 
   @Test func anObjectsHashIsEqualForEqualObjects() throws {
     let (reef, _) = try openReef()
-    let dog = Dog()
-    dog.name = "Rex"
-    try reef.write { reef.add(dog) }
-    let again = try #require(reef.objects(Dog.self).first)
-    #expect(dog == again)
-    #expect(dog.hash == again.hash)
-    #expect(dog.hash == dog.hashValue)
+    // Objects of a type with a primary key are == when they are the same stored object.
+    let person = makePerson(1, "Ann")
+    try reef.write { reef.add(person) }
+    let again = try #require(reef.objects(Person.self).first)
+    #expect(person == again)
+    #expect(person.hash == again.hash)
+    #expect(person.hash == person.hashValue)
   }
 }
 
