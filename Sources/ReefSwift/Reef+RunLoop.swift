@@ -13,7 +13,8 @@ import ReefStore
 /// that awaits, runs it too. A thread that never runs its run loop never runs the work (Linux
 /// cannot tell whether a thread will), and it costs that thread one small block in its run loop
 /// (two on the main thread), however many commits come: requests made while a block waits are
-/// merged into it.
+/// merged into it. The block holds the scheduler weakly: once the `Reef` and the work waiting for
+/// it are gone, nothing of them stays in a run loop that never ran it.
 ///
 /// Thread-safe: the change feed's thread and Reef's own write-lock waiter call ``schedule(_:)``
 /// and ``commitsArrived(_:)``; the blocks run in the `Reef`'s confinement.
@@ -106,12 +107,14 @@ final class RunLoopScheduler: @unchecked Sendable {
       #else
         let mode = kCFRunLoopDefaultMode
       #endif
-      CFRunLoopPerformBlock(runLoop, mode) { self.fire(fromQueue: false) }
+      // Weakly: a run loop that never runs the block (its thread never runs it, or ends) must
+      // not keep the scheduler, which holds that run loop, alive in a cycle.
+      CFRunLoopPerformBlock(runLoop, mode) { [weak self] in self?.fire(fromQueue: false) }
       // A block alone does not wake a run loop that waits: this does.
       CFRunLoopWakeUp(runLoop)
     }
     if toQueue {
-      DispatchQueue.main.async { self.fire(fromQueue: true) }
+      DispatchQueue.main.async { [weak self] in self?.fire(fromQueue: true) }
     }
   }
 
