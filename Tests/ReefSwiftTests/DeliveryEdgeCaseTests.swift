@@ -3,17 +3,27 @@ import ReefSwift
 import Testing
 
 /// What a block on a queue replays: the elements as last reported, with each update's
-/// deletions and insertions applied to them (used on the queue only).
+/// deletions, insertions and modifications applied to them (used on the queue only).
 final class Replay: @unchecked Sendable {
   var items: [String] = []
 
-  /// Applies an update whose collection now reads `new`; returns a log entry: the new elements,
-  /// or a mismatch naming what the replay gave.
-  func apply(deletions: [Int], insertions: [Int], new: [String]) -> String {
-    for index in deletions.sorted(by: >) { items.remove(at: index) }
-    for index in insertions.sorted() { items.insert(new[index], at: index) }
+  /// Applies an update whose collection now reads `new`, as a table view does: removes the
+  /// deletions (old indices), inserts the insertions (new indices), then reads each modified
+  /// element (an old index, of an element neither deleted nor moved) again from `new` where it
+  /// now is: in a list of values, an element replaced in place. Returns a log entry: the new
+  /// elements, or a mismatch naming what the replay gave.
+  func apply(deletions: [Int], insertions: [Int], modifications: [Int] = [], new: [String]) -> String {
+    // Each element with whether it was modified, so that it is found after the moves.
+    var marked = items.enumerated().map { (value: $0.element, modified: modifications.contains($0.offset)) }
+    for index in deletions.sorted(by: >) { marked.remove(at: index) }
+    for index in insertions.sorted() { marked.insert((new[index], false), at: index) }
+    for (index, element) in marked.enumerated() where element.modified && index < new.count {
+      marked[index].value = new[index]
+    }
+    items = marked.map(\.value)
     defer { items = new }
-    return items == new ? "\(new)" : "MISMATCH replayed \(items) read \(new) d\(deletions) i\(insertions)"
+    return items == new
+      ? "\(new)" : "MISMATCH replayed \(items) read \(new) d\(deletions) i\(insertions) m\(modifications)"
   }
 
   /// Applies a map's update by key (removes the deleted keys, puts each inserted one at its
@@ -52,8 +62,9 @@ final class Replay: @unchecked Sendable {
       case .initial(let list):
         replay.items = Array(list)
         log.append("initial")
-      case .update(let list, let deletions, let insertions, _):
-        log.append(replay.apply(deletions: deletions, insertions: insertions, new: Array(list)))
+      case .update(let list, let deletions, let insertions, let modifications):
+        log.append(
+          replay.apply(deletions: deletions, insertions: insertions, modifications: modifications, new: Array(list)))
       case .error(let error): log.append("error \(error)")
       }
     }
@@ -89,8 +100,10 @@ final class Replay: @unchecked Sendable {
       case .initial(let results):
         replay.items = results.map(\.name)
         log.append("initial")
-      case .update(let results, let deletions, let insertions, _):
-        log.append(replay.apply(deletions: deletions, insertions: insertions, new: results.map(\.name)))
+      case .update(let results, let deletions, let insertions, let modifications):
+        log.append(
+          replay.apply(
+            deletions: deletions, insertions: insertions, modifications: modifications, new: results.map(\.name)))
       case .error(let error): log.append("error \(error)")
       }
     }
@@ -197,18 +210,55 @@ final class Replay: @unchecked Sendable {
     let replay = Replay()
     var seen: [String] = []
     for await change in changes {
+      var read: [String] = []
       switch change {
       case .initial(let list): replay.items = Array(list)
-      case .update(let list, let deletions, let insertions, _):
+      case .update(let list, let deletions, let insertions, let modifications):
         #expect(list.isFrozen)
-        seen.append(replay.apply(deletions: deletions, insertions: insertions, new: Array(list)))
+        read = Array(list)
+        seen.append(
+          replay.apply(deletions: deletions, insertions: insertions, modifications: modifications, new: read))
       case .error(let error): seen.append("error \(error)")
       }
-      if seen.last == #"["d", "e", "b", "c"]"# || seen.last?.hasPrefix("error") == true { break }
+      // Up to the last state, whatever the replay gave (a mismatch fails below, not by waiting).
+      if read == ["d", "e", "b", "c"] || seen.last?.hasPrefix("error") == true { break }
     }
-    // The feed may report commits together: every update replays, up to the last state.
+    // The feed may report commits together (all four in one update, as
+    // `commitsReportedTogetherToAListsChangesReplayThroughItsModifications` makes it): every
+    // update replays, up to the last state.
     #expect(seen.last == #"["d", "e", "b", "c"]"#)
     #expect(!seen.contains { $0.hasPrefix("MISMATCH") || $0.hasPrefix("error") }, "\(seen)")
+  }
+
+  @Test func commitsReportedTogetherToAListsChangesReplayThroughItsModifications() async throws {
+    let (reef, _) = try openReef()
+    let shelter = Shelter()
+    shelter.id = 1
+    shelter.tags.append(objectsIn: ["a", "b", "c"])
+    try reef.write { reef.add(shelter) }
+    // The changes of a list frozen before the commits follow the feed from its snapshot: the
+    // first update reports every commit since, together, as a feed that fell behind does.
+    let frozen = shelter.tags.freeze()
+    try reef.write { shelter.tags.remove(at: 0) }
+    try reef.write { shelter.tags.append("d") }
+    try reef.write { shelter.tags.move(from: 2, to: 0) }
+    try reef.write { shelter.tags.insert("e", at: 1) }
+    let replay = Replay()
+    var seen: [String] = []
+    for await change in frozen.changes {
+      switch change {
+      case .initial(let list): replay.items = Array(list)
+      case .update(let list, let deletions, let insertions, let modifications):
+        seen.append("d\(deletions) i\(insertions) m\(modifications)")
+        seen.append(
+          replay.apply(deletions: deletions, insertions: insertions, modifications: modifications, new: Array(list)))
+      case .error(let error): seen.append("error \(error)")
+      }
+      if !seen.isEmpty { break }
+    }
+    // [a, b, c] to [d, e, b, c]: b and c kept their place; before them, a went and d and e
+    // came: a replaced in place by d (a modification, as `list[0] = "d"` reports), e inserted.
+    #expect(seen == ["d[] i[1] m[0]", #"["d", "e", "b", "c"]"#])
   }
 
   @Test func frozenLinkingObjectsOutliveTheirObjectsDeletionAndThawToNil() throws {
@@ -300,8 +350,10 @@ final class Replay: @unchecked Sendable {
       case .initial(let collection):
         replay.items = read(collection)
         log.append("initial")
-      case .update(let collection, let deletions, let insertions, _):
-        log.append(replay.apply(deletions: deletions, insertions: insertions, new: read(collection)))
+      case .update(let collection, let deletions, let insertions, let modifications):
+        log.append(
+          replay.apply(
+            deletions: deletions, insertions: insertions, modifications: modifications, new: read(collection)))
       case .error(let error): log.append("error \(error)")
       }
     }
