@@ -27,11 +27,19 @@ final class RunLoopThread: @unchecked Sendable {
       runLoop = CFRunLoopGetCurrent()
       thread = pthread_self()
       // A run loop with nothing in it returns at once: a timer that never fires keeps it waiting.
-      let timer = Timer(timeInterval: 3600, repeats: true) { _ in }
-      RunLoop.current.add(timer, forMode: .default)
+      // A CFRunLoopTimer, not Foundation's block `Timer`, which corelibs never frees (LeakSanitizer).
+      #if canImport(Darwin)
+        let mode = CFRunLoopMode.defaultMode
+      #else
+        let mode = kCFRunLoopDefaultMode
+      #endif
+      let timer = CFRunLoopTimerCreateWithHandler(
+        kCFAllocatorDefault, CFAbsoluteTimeGetCurrent() + 3600, 3600, 0, 0
+      ) { _ in }
+      CFRunLoopAddTimer(CFRunLoopGetCurrent(), timer, mode)
       started.signal()
       while !isStopped { _ = RunLoop.current.run(mode: .default, before: Date(timeIntervalSinceNow: 0.05)) }
-      timer.invalidate()
+      CFRunLoopTimerInvalidate(timer)
       finished.signal()
     }.start()
     started.wait()
