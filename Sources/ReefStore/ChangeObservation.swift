@@ -58,8 +58,19 @@ extension Store {
     try observe(after: sequence, .latest(handler))
   }
 
+  /// ``observeCommits(after:_:)`` after a sequence number the caller has read already (a
+  /// transaction's ``Transaction/changeSequence()``): nothing is read, so nothing can fail.
+  public func observeCommits(since sequence: UInt64, _ handler: @escaping @Sendable (UInt64) -> Void)
+    -> ChangeObservation
+  {
+    observe(since: sequence, .latest(handler))
+  }
+
   private func observe(after sequence: UInt64?, _ handler: ChangeWatcher.Handler) throws -> ChangeObservation {
-    let start = try sequence ?? read { try $0.changeSequence() }
+    observe(since: try sequence ?? read { try $0.changeSequence() }, handler)
+  }
+
+  private func observe(since start: UInt64, _ handler: ChangeWatcher.Handler) -> ChangeObservation {
     let watcher = lock.withLock { () -> ChangeWatcher in
       if let changeWatcher { return changeWatcher }
       let made = ChangeWatcher(store: self)

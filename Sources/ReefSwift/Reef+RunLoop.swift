@@ -165,8 +165,7 @@ extension Reef {
   func startRunLoopRefreshes() {
     guard runLoop.feed == nil, let after = feedSequence, let scheduler = runLoopScheduler() else { return }
     scheduler.observersSaw(after)
-    // Throws only to read the feed's sequence number, which is given.
-    runLoop.feed = try? store.observeCommits(after: after) { [weak scheduler] latest in
+    runLoop.feed = store.observeCommits(since: after) { [weak scheduler] latest in
       scheduler?.commitsArrived(latest)
     }
   }
