@@ -160,6 +160,11 @@ open class ObjectBase: CustomStringConvertible {
 
   nonisolated(unsafe) private static var counts: [ObjectIdentifier: Int] = [:]
   private static let countsLock = Lock()
+  /// The classes an instance was made of, in the order first made: the types "used" that
+  /// ``Reef/schema`` lists without ``Reef/Configuration/objectTypes`` (an instance does not
+  /// discover its class's schema).
+  nonisolated(unsafe) private static var made: [ObjectBase.Type] = []
+  static var madeClasses: [ObjectBase.Type] { countsLock.withLock { made } }
 
   /// How many `@Persisted` properties instances of `objectClass` have (its superclasses' too),
   /// counted once per class from the first instance, and the class's storage layout when this
@@ -179,7 +184,9 @@ open class ObjectBase: CustomStringConvertible {
       for child in current.children where child.value is PersistedProperty { count += 1 }
       mirror = current.superclassMirror
     }
-    countsLock.withLock { counts[key] = count }
+    countsLock.withLock {
+      if counts.updateValue(count, forKey: key) == nil { made.append(objectClass) }
+    }
     thread.classes[key] = (count, nil)
     return (count, nil)
   }

@@ -52,7 +52,9 @@ extension Reef {
     if let objectTypes = configuration.objectTypes {
       candidates = objectTypes.map(ObjectSchema.of).flatMap(SchemaCheck.reachable)
     } else {
-      candidates = registeredSchemas + ObjectSchema.known
+      // Reef's own DynamicObject is not a model; the base classes are left out below.
+      let made = ObjectBase.madeClasses.filter { $0 != DynamicObject.self }.map(ObjectSchema.of)
+      candidates = registeredSchemas + ObjectSchema.known + made
     }
     return Schema(candidates.filter(Reef.isModelSchema))
   }
