@@ -55,19 +55,20 @@ final class RunLoopScheduler: @unchecked Sendable {
 
   /// Runs `work` later, in order, when the `Reef`'s thread runs its run loop.
   func schedule(_ work: @escaping @Sendable () -> Void) {
-    lock.withLock { waiting.append(work) }
-    handOver()
+    lock.withLock {
+      waiting.append(work)
+      handOverLocked()
+    }
   }
 
   /// From the change feed's thread: commits up to `latest` were made. Asks for a refresh unless
   /// the observers were shown them already (the `Reef`'s own commits).
   func commitsArrived(_ latest: UInt64) {
-    let wanted = lock.withLock { () -> Bool in
-      guard latest > shown, latest > refreshTo else { return false }
+    lock.withLock {
+      guard latest > shown, latest > refreshTo else { return }
       refreshTo = latest
-      return true
+      handOverLocked()
     }
-    if wanted { handOver() }
   }
 
   /// The `Reef`'s observers were told of the commits up to `sequence`.
@@ -86,21 +87,22 @@ final class RunLoopScheduler: @unchecked Sendable {
     guard deferredRefresh > 0 else { return }
     let latest = deferredRefresh
     deferredRefresh = 0
-    lock.withLock { refreshTo = max(refreshTo, latest) }
-    handOver()
+    lock.withLock {
+      refreshTo = max(refreshTo, latest)
+      handOverLocked()
+    }
   }
 
   /// Hands a block to the run loop (and the main queue) unless one waits there already: it will
-  /// run what is waiting when it runs, this request included.
-  private func handOver() {
-    let (toRunLoop, toQueue) = lock.withLock { () -> (Bool, Bool) in
-      let toRunLoop = !runLoopBlockWaits
-      let toQueue = alsoMainQueue && !queueBlockWaits
-      runLoopBlockWaits = true
-      if alsoMainQueue { queueBlockWaits = true }
-      handedOver += (toRunLoop ? 1 : 0) + (toQueue ? 1 : 0)
-      return (toRunLoop, toQueue)
-    }
+  /// run what is waiting when it runs, this request included. Called with `lock` held, so that a
+  /// request seen (``requestedRefresh``) has its block in the run loop already: handing over only
+  /// enqueues the block, which runs later, on the run loop's thread.
+  private func handOverLocked() {
+    let toRunLoop = !runLoopBlockWaits
+    let toQueue = alsoMainQueue && !queueBlockWaits
+    runLoopBlockWaits = true
+    if alsoMainQueue { queueBlockWaits = true }
+    handedOver += (toRunLoop ? 1 : 0) + (toQueue ? 1 : 0)
     if toRunLoop {
       #if canImport(Darwin)
         let mode = CFRunLoopMode.defaultMode.rawValue

@@ -243,7 +243,7 @@ func runTheRunLoopOnce() {
     #expect(commitElsewhere(path, [(1, "Ann")]) == nil)
     #expect(eventually { scheduler.requestedRefresh > 0 })
     try worker.run { held.clear() }
-    // The waiting block holds the scheduler, which holds the Reef weakly.
+    // The scheduler (held here; the waiting block holds it weakly) holds the Reef weakly.
     #expect(gone.reef == nil)
     #expect(scheduler.reef == nil)
     try worker.run { runTheRunLoopOnce() }
